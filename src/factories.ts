@@ -1,0 +1,63 @@
+// Turns a variant into the four public factories: options validated once, then one read.ts pipeline per request.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import createDebug from 'debug'
+import { normalizeCommonOptions, type AnyOptions, type JsonOptions, type RawOptions, type TextOptions, type UrlencodedOptions } from './options'
+import { readBody, type NextFunction, type ParseFunction, type ReadSettings } from './read'
+import { createTypeMatcher } from './type-match'
+import type { ParserDefinition } from './parsers/definition'
+import { jsonDefinition } from './parsers/json'
+import { rawDefinition } from './parsers/raw'
+import { textDefinition } from './parsers/text'
+import { urlencodedDefinition } from './parsers/urlencoded'
+import type { Variant } from './variants'
+
+/** A connect/Express middleware; after it ran, `req.body` holds the parsed body. */
+export type BodyParser = (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void
+
+/** The four factories of one variant. */
+export interface Factories {
+  json: (options?: JsonOptions | null) => BodyParser
+  raw: (options?: RawOptions | null) => BodyParser
+  text: (options?: TextOptions | null) => BodyParser
+  urlencoded: (options?: UrlencodedOptions | null) => BodyParser
+}
+
+/** Validates options and fixes everything request-independent for one middleware. */
+export function createReadSettings (definition: ParserDefinition, options: AnyOptions, variant: Variant): ReadSettings {
+  const common = normalizeCommonOptions(options)
+  const parse = definition.createParse(options, variant) as ParseFunction
+  const honoursDefaultCharset = variant.defaultCharsetParsers.has(definition.name)
+  return {
+    variant,
+    debug: createDebug('bodykit:' + definition.name),
+    shouldParse: createTypeMatcher(common.type ?? definition.defaultType, variant.readContentType),
+    acceptsCharset: definition.acceptsCharset(variant),
+    defaultCharset: (honoursDefaultCharset && common.defaultCharset) || 'utf-8',
+    inflate: common.inflate,
+    limit: common.limit,
+    verify: common.verify,
+    parse
+  }
+}
+
+/** Builds the factories of a variant; each middleware is a named function, as Express shows `fn.name`. */
+export function createFactories (variant: Variant): Factories {
+  return {
+    json (options) {
+      const settings = createReadSettings(jsonDefinition, options as AnyOptions, variant)
+      return function jsonParser (req, res, next) { readBody(settings, req, res, next) }
+    },
+    raw (options) {
+      const settings = createReadSettings(rawDefinition, options as AnyOptions, variant)
+      return function rawParser (req, res, next) { readBody(settings, req, res, next) }
+    },
+    text (options) {
+      const settings = createReadSettings(textDefinition, options as AnyOptions, variant)
+      return function textParser (req, res, next) { readBody(settings, req, res, next) }
+    },
+    urlencoded (options) {
+      const settings = createReadSettings(urlencodedDefinition, options as AnyOptions, variant)
+      return function urlencodedParser (req, res, next) { readBody(settings, req, res, next) }
+    }
+  }
+}

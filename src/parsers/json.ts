@@ -1,0 +1,70 @@
+// The json parser: JSON.parse with body-parser's strict mode and its exact SyntaxError messages.
+import type { AnyOptions } from '../options'
+import type { ParserDefinition } from './definition'
+
+/** Builds the parse function for the `reviver` and `strict` options. */
+export function createJsonParse (options: AnyOptions): (body: string) => unknown {
+  const reviver = options?.reviver as ((key: string, value: unknown) => unknown) | undefined
+  const strict = options?.strict !== false
+  return function parseJson (body) {
+    // An empty body is a common client mistake; body-parser answers {} rather than a syntax error.
+    if (body.length === 0) return {}
+    if (strict) {
+      const first = firstNonWhitespace(body)
+      if (first !== OPEN_BRACE && first !== OPEN_BRACKET) throw createStrictSyntaxError(body, first)
+    }
+    try {
+      return JSON.parse(body, reviver)
+    } catch (err) {
+      throw normalizeSyntaxError(err as SyntaxError, (err as Error).message)
+    }
+  }
+}
+
+const OPEN_BRACE = 0x7b
+const OPEN_BRACKET = 0x5b
+
+/** Char code of the first character that is not RFC 7159 whitespace, or -1 when there is none. */
+function firstNonWhitespace (body: string): number {
+  for (let i = 0; i < body.length; i++) {
+    const code = body.charCodeAt(i)
+    if (code !== 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) return code
+  }
+  return -1
+}
+
+/**
+ * The error JSON.parse itself would give at the first character, so messages match the running Node:
+ * the text from that character on is replaced by `#`, parsed, and the `#`s in the message put back.
+ */
+function createStrictSyntaxError (body: string, firstCode: number): SyntaxError {
+  const index = firstCode === -1 ? -1 : body.indexOf(String.fromCharCode(firstCode))
+  const partial = index === -1 ? '' : body.substring(0, index) + '#'.repeat(body.length - index)
+  try {
+    JSON.parse(partial)
+  } catch (err) {
+    const message = (err as Error).message.replace(/#+/g, (placeholder) => body.substring(index, index + placeholder.length))
+    return normalizeSyntaxError(err as SyntaxError, message)
+  }
+  /* c8 ignore next */
+  return new SyntaxError('strict violation')
+}
+
+/** Keeps only `message` and `stack` on the error, as body-parser does (no engine-specific fields). */
+function normalizeSyntaxError (err: SyntaxError, message: string): SyntaxError {
+  for (const key of Object.getOwnPropertyNames(err)) {
+    if (key !== 'stack' && key !== 'message') delete (err as unknown as Record<string, unknown>)[key]
+  }
+  err.stack = (err.stack ?? '').replace(err.message, message)
+  err.message = message
+  return err
+}
+
+/** json(): objects and arrays (anything with `strict: false`) in any utf-* charset. */
+export const jsonDefinition: ParserDefinition = {
+  name: 'json',
+  defaultType: 'application/json',
+  // RFC 7159 section 8.1: JSON text is Unicode.
+  acceptsCharset: () => (charset) => charset.slice(0, 4) === 'utf-',
+  createParse: (options) => createJsonParse(options)
+}

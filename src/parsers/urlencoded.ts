@@ -1,0 +1,94 @@
+// The urlencoded parser: flat or qs-nested forms, with parameterLimit, depth and charset options.
+import querystring from 'node:querystring'
+import qs from 'qs'
+import * as errors from '../errors'
+import type { AnyOptions } from '../options'
+import type { Variant } from '../variants'
+import type { ParserDefinition } from './definition'
+
+let warnedExtendedUndefined = false
+
+/** Validates the urlencoded options and builds the parse function for a variant. */
+export function createUrlencodedParse (options: AnyOptions, variant: Variant): (body: string, charset: string | null) => unknown {
+  const rules = variant.urlencoded
+  if (rules.warnWhenExtendedUndefined && options?.extended === undefined && !warnedExtendedUndefined) {
+    warnedExtendedUndefined = true
+    process.emitWarning('undefined extended: provide extended option', 'DeprecationWarning', 'BODYKIT_EXTENDED')
+  }
+  const extended = rules.isExtended(options?.extended)
+  const defaultCharset = options?.defaultCharset || 'utf-8'
+  if (rules.charsetOptions && defaultCharset !== 'utf-8' && defaultCharset !== 'iso-8859-1') {
+    throw new TypeError('option defaultCharset must be either utf-8 or iso-8859-1')
+  }
+  // Loose checks on purpose: body-parser coerces (`'10'` is a valid limit, `null` is not).
+  let parameterLimit = options?.parameterLimit !== undefined ? options.parameterLimit as number : 1000
+  const depth = extended ? (options?.depth !== undefined ? options.depth as number : 32) : 0
+  if (isNaN(parameterLimit) || parameterLimit < 1) {
+    throw new TypeError('option parameterLimit must be a positive number')
+  }
+  if (isNaN(depth) || depth < 0) {
+    throw new TypeError('option depth must be a zero or a positive number')
+  }
+  if (isFinite(parameterLimit)) parameterLimit = parameterLimit | 0
+  const limit = parameterLimit
+
+  if (!extended && rules.simpleIsQuerystring) {
+    // compat(v1): simple mode is Node's querystring (null-prototype object, U+FFFD for bad escapes).
+    const querystringOptions = { maxKeys: limit }
+    return function parseSimpleForm (body) {
+      if (body.length === 0) return {}
+      countParameters(body, limit)
+      return querystring.parse(body, undefined, undefined, querystringOptions)
+    }
+  }
+
+  const qsOptions = {
+    // Security (CVE-2024-45590): depth is bounded and exceeding it throws instead of flattening.
+    depth,
+    strictDepth: true,
+    allowPrototypes: true,
+    parameterLimit: limit,
+    charsetSentinel: rules.charsetOptions ? options?.charsetSentinel as boolean | undefined : undefined,
+    interpretNumericEntities: rules.charsetOptions ? options?.interpretNumericEntities as boolean | undefined : undefined
+  }
+  return function parseForm (body, charset) {
+    if (body.length === 0) return {}
+    const count = countParameters(body, limit)
+    try {
+      return qs.parse(body, {
+        ...qsOptions,
+        arrayLimit: extended ? Math.max(100, count) : count,
+        charset: (charset ?? undefined) as 'utf-8' | 'iso-8859-1' | undefined
+      })
+    } catch (err) {
+      if (err instanceof RangeError) throw errors.depthExceeded()
+      throw err
+    }
+  }
+}
+
+/**
+ * Counts parameters (`&` plus one) and throws 413 past the limit. Security (CVE-2025-13466): it stops at
+ * the limit instead of splitting the whole body first.
+ */
+function countParameters (body: string, limit: number): number {
+  let count = 0
+  let index = -1
+  do {
+    count++
+    if (count > limit) throw errors.tooManyParameters()
+    index = body.indexOf('&', index + 1)
+  } while (index !== -1)
+  return count
+}
+
+/** urlencoded(): form bodies, utf-8 (and iso-8859-1 in the default entry). */
+export const urlencodedDefinition: ParserDefinition = {
+  name: 'urlencoded',
+  defaultType: 'application/x-www-form-urlencoded',
+  acceptsCharset: (variant) => {
+    const charsets = variant.urlencoded.charsets
+    return (charset) => charsets.includes(charset)
+  },
+  createParse: createUrlencodedParse
+}

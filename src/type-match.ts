@@ -1,0 +1,58 @@
+// Builds the predicate that decides whether a request's Content-Type is one a middleware parses.
+import type { IncomingMessage } from 'node:http'
+import typeis from 'type-is'
+import type { ContentTypeReader } from './content-type'
+
+/** The `type` option: media types, extension names, wildcards and `+suffix` forms, or a predicate. */
+export type TypeOption = string | readonly string[] | ((req: IncomingMessage) => unknown)
+
+/** Decides per request whether the middleware parses it. */
+export type TypeMatcher = (req: IncomingMessage) => boolean
+
+/**
+ * Resolves the configured types once (extension lookup, `+json` and `urlencoded` aliases, as type-is does)
+ * so that a request only costs a cached header read and a few string comparisons.
+ */
+export function createTypeMatcher (type: TypeOption, readContentType: ContentTypeReader): TypeMatcher {
+  if (typeof type === 'function') {
+    return (req) => Boolean(type(req))
+  }
+  // type-is treats a lone non-array value as a one-element list, and an empty list as "any valid type".
+  const list: readonly unknown[] = Array.isArray(type) ? type : [type]
+  if (list.length === 0) {
+    return (req) => readContentType(req.headers['content-type']).mediaType !== null
+  }
+  const patterns = list.map(toPattern).filter((pattern) => pattern !== null)
+  return function matchesType (req) {
+    const mediaType = readContentType(req.headers['content-type']).mediaType
+    if (mediaType === null) return false
+    const slash = mediaType.indexOf('/')
+    const actualType = mediaType.slice(0, slash)
+    const actualSubtype = mediaType.slice(slash + 1)
+    for (const pattern of patterns) {
+      if (pattern.matches(actualType, actualSubtype)) return true
+    }
+    return false
+  }
+}
+
+interface Pattern {
+  matches: (type: string, subtype: string) => boolean
+}
+
+/** One configured type as type-is would normalise and compare it; null when it can never match. */
+function toPattern (option: unknown): Pattern | null {
+  const normalized = typeof option === 'string' ? typeis.normalize(option) : false
+  if (normalized === false) return null
+  const parts = normalized.split('/')
+  if (parts.length !== 2) return null
+  const [type, subtype] = parts
+  const anyType = type === '*'
+  if (subtype.startsWith('*+')) {
+    // `*/*+json`: the actual subtype must end with `+json` (or be exactly `json` after a `+`-less prefix).
+    const suffix = subtype.slice(1)
+    return { matches: (t, s) => (anyType || t === type) && subtype.length <= s.length + 1 && s.endsWith(suffix) }
+  }
+  const anySubtype = subtype === '*'
+  return { matches: (t, s) => (anyType || t === type) && (anySubtype || s === subtype) }
+}

@@ -1,0 +1,95 @@
+// The two behaviours bodykit offers, as data: the default entry (body-parser 2.x) and bodykit/legacy (1.x).
+import type { IncomingMessage } from 'node:http'
+import type { Transform } from 'node:stream'
+import zlib from 'node:zlib'
+import onFinished from 'on-finished'
+import { readContentTypeLeniently, readContentTypeStrictly, type ContentTypeReader } from './content-type'
+
+/** A request as the pipeline sees it: body-parser's `req.body` and 1.x's `req._body` flag. */
+export interface BodyRequest extends IncomingMessage {
+  body?: unknown
+  _body?: boolean
+}
+
+/** The four parser kinds. */
+export type ParserName = 'json' | 'raw' | 'text' | 'urlencoded'
+
+/** Everything that differs between the two behaviours. */
+export interface Variant {
+  /** Whether a request's body counts as already read, so the middleware passes it through untouched. */
+  readonly isAlreadyRead: (req: BodyRequest) => boolean
+  /** Sets the value `req.body` has when nothing gets parsed. */
+  readonly prepareBody: (req: BodyRequest) => void
+  /** Records that this request's body is being read (1.x's `req._body`). */
+  readonly markRead: (req: BodyRequest) => void
+  /** How the Content-Type header is read for matching and for its charset. */
+  readonly readContentType: ContentTypeReader
+  /** Content-Encodings that can be inflated, and how. */
+  readonly decompressors: ReadonlyMap<string, () => Transform>
+  /** With `verify`, whether an unknown charset is reported before an unsupported Content-Encoding. */
+  readonly charsetErrorFirst: boolean
+  /** Parsers whose `defaultCharset` option is honoured; the others default to utf-8. */
+  readonly defaultCharsetParsers: ReadonlySet<ParserName>
+  readonly urlencoded: {
+    /** Charsets the urlencoded parser accepts. */
+    readonly charsets: readonly string[]
+    /** Reads the `extended` option. */
+    readonly isExtended: (extended: unknown) => boolean
+    /** Whether leaving `extended` undefined emits a deprecation warning. */
+    readonly warnWhenExtendedUndefined: boolean
+    /** Whether the simple (non-extended) mode has Node's `querystring` semantics instead of qs with depth 0. */
+    readonly simpleIsQuerystring: boolean
+    /** Whether `charsetSentinel` and `interpretNumericEntities` are read. */
+    readonly charsetOptions: boolean
+  }
+}
+
+const inflaters: ReadonlyArray<[string, () => Transform]> = [
+  ['deflate', () => zlib.createInflate()],
+  ['gzip', () => zlib.createGunzip()]
+]
+
+// zstd exists from Node 22.15; elsewhere it is an unsupported encoding (415), as in body-parser.
+const createZstdDecompress = (zlib as unknown as { createZstdDecompress?: () => Transform }).createZstdDecompress
+
+/** body-parser 2.x behaviour: `require('bodykit')`. */
+export const modern: Variant = {
+  // compat(v2): a finished request is skipped silently and `req.body` is left as it was.
+  isAlreadyRead: (req) => onFinished.isFinished(req),
+  prepareBody: (req) => { if (!('body' in req)) req.body = undefined },
+  markRead: () => {},
+  readContentType: readContentTypeLeniently,
+  decompressors: new Map([
+    ...inflaters,
+    ['br', () => zlib.createBrotliDecompress()],
+    ...(createZstdDecompress ? [['zstd', () => createZstdDecompress()] as [string, () => Transform]] : [])
+  ]),
+  charsetErrorFirst: true,
+  defaultCharsetParsers: new Set(['json', 'text', 'urlencoded']),
+  urlencoded: {
+    charsets: ['utf-8', 'iso-8859-1'],
+    isExtended: (extended) => Boolean(extended),
+    warnWhenExtendedUndefined: false,
+    simpleIsQuerystring: false,
+    charsetOptions: true
+  }
+}
+
+/** body-parser 1.x behaviour: `require('bodykit/legacy')`. */
+export const legacy: Variant = {
+  // compat(v1): only the `_body` flag marks a read body; a stream consumed elsewhere gives 500 later.
+  isAlreadyRead: (req) => Boolean(req._body),
+  prepareBody: (req) => { req.body = req.body || {} },
+  markRead: (req) => { req._body = true },
+  readContentType: readContentTypeStrictly,
+  decompressors: new Map(inflaters),
+  charsetErrorFirst: false,
+  defaultCharsetParsers: new Set(['text']),
+  urlencoded: {
+    charsets: ['utf-8'],
+    isExtended: (extended) => extended !== false,
+    warnWhenExtendedUndefined: true,
+    simpleIsQuerystring: true,
+    charsetOptions: false
+  }
+}

@@ -1,0 +1,103 @@
+// Keeps README.md true to the code: its errors table lists exactly the error types, and it documents every option.
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+
+const root = path.join(__dirname, '..')
+const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
+const errorsSource = readFileSync(path.join(root, 'src', 'errors.ts'), 'utf8')
+const optionsSource = readFileSync(path.join(root, 'src', 'options.ts'), 'utf8')
+
+/** The README section under a heading (`## Errors`, `### bodykit.json(...)`), up to the next heading of its level or above. */
+function section (heading: string): string {
+  const lines = readme.split('\n')
+  const start = lines.findIndex((line) => line.startsWith(heading))
+  assert.notEqual(start, -1, 'README has no heading starting with ' + JSON.stringify(heading))
+  const level = heading.indexOf(' ')
+  let end = start + 1
+  while (end < lines.length) {
+    const hashes = /^(#+) /.exec(lines[end])
+    if (hashes !== null && hashes[1].length <= level) break
+    end++
+  }
+  return lines.slice(start + 1, end).join('\n')
+}
+
+/** The backticked words in the first column of the first Markdown table of a text, in order. */
+function firstColumn (text: string): string[] {
+  const lines = text.split('\n')
+  const first = lines.findIndex((line) => line.startsWith('|'))
+  assert.ok(first !== -1 && lines[first + 1]?.startsWith('|---'), 'no table found')
+  // Skip the header row and the `|---|` separator; the table ends at the first non-table line.
+  const values: string[] = []
+  for (let i = first + 2; i < lines.length && lines[i].startsWith('|'); i++) {
+    const cell = lines[i].split('|')[1].trim()
+    const match = /^`([^`]+)`$/.exec(cell)
+    assert.ok(match, 'first cell is not one backticked name: ' + JSON.stringify(cell))
+    values.push(match[1])
+  }
+  return values
+}
+
+/** The string literals of the `BodyErrorType` union in src/errors.ts. */
+function errorTypesInCode (): string[] {
+  const declaration = /export type BodyErrorType =([^]*?)\n\n/.exec(errorsSource)
+  assert.ok(declaration, 'src/errors.ts has no BodyErrorType union')
+  return [...declaration[1].matchAll(/\|\s*'([^']+)'/g)].map((match) => match[1])
+}
+
+/** Each exported interface of src/options.ts with the names of its own properties. */
+function optionInterfaces (): Map<string, string[]> {
+  const interfaces = new Map<string, string[]>()
+  for (const match of optionsSource.matchAll(/^export interface (\w+)[^{]*\{\n([^]*?)^\}/gm)) {
+    const properties = [...match[2].matchAll(/^ {2}(?:readonly )?(\w+)\??:/gm)].map((property) => property[1])
+    interfaces.set(match[1], properties)
+  }
+  return interfaces
+}
+
+// Where each public options interface is documented; an interface missing here fails the test below.
+const SECTION_OF: Record<string, string> = {
+  BaseOptions: '### Common options',
+  JsonOptions: '### bodykit.json(',
+  TextOptions: '### bodykit.text(',
+  LegacyUrlencodedOptions: '### bodykit.urlencoded(',
+  UrlencodedOptions: '### bodykit.urlencoded('
+}
+// Internal shapes, not options a caller passes.
+const INTERNAL = new Set(['CommonSettings'])
+
+describe('README', () => {
+  it('lists exactly the error types of BodyErrorType in its errors table', () => {
+    const inCode = errorTypesInCode()
+    assert.ok(inCode.length >= 11, 'parsed too few error types from src/errors.ts: ' + inCode.join(', '))
+    const inReadme = firstColumn(section('## Errors'))
+    assert.equal(new Set(inReadme).size, inReadme.length, 'the errors table repeats a type')
+    assert.deepEqual([...inReadme].sort(), [...inCode].sort())
+  })
+
+  it('documents zlib errors, which carry no type', () => {
+    assert.match(section('## Errors'), /zlib/)
+  })
+
+  it('documents every option of every options interface in its section', () => {
+    const interfaces = optionInterfaces()
+    assert.ok(interfaces.has('BaseOptions') && interfaces.has('JsonOptions'), 'parsed no option interfaces from src/options.ts')
+    for (const [name, properties] of interfaces) {
+      if (INTERNAL.has(name)) continue
+      const heading = SECTION_OF[name]
+      assert.ok(heading, 'options interface ' + name + ' has no README section in SECTION_OF')
+      const documented = firstColumn(section(heading))
+      for (const property of properties) {
+        assert.ok(documented.includes(property), name + '.' + property + ' is not in the table under ' + heading)
+      }
+    }
+  })
+
+  it('has a section for each factory and for both entries\' differences', () => {
+    for (const heading of ['### bodykit.json(', '### bodykit.raw(', '### bodykit.text(', '### bodykit.urlencoded(', '## Variants', '## Dependencies']) {
+      section(heading)
+    }
+  })
+})

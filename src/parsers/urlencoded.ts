@@ -5,6 +5,13 @@ import * as errors from '../errors'
 import type { AnyOptions } from '../options'
 import type { Variant } from '../variants'
 import type { ParserDefinition } from './definition'
+import { parseFormLinear, type FormOptions } from './form'
+
+/**
+ * Above this many parameters the linear port of qs parses the form (qs is quadratic in duplicates and
+ * array merges). At or below it, which covers the default parameterLimit, qs itself runs.
+ */
+export const LINEAR_PARSE_THRESHOLD = 1000
 
 let warnedExtendedUndefined = false
 
@@ -45,8 +52,8 @@ export function createUrlencodedParse (options: AnyOptions, variant: Variant): (
   const qsOptions = {
     // Security (CVE-2024-45590): depth is bounded and exceeding it throws instead of flattening.
     depth,
-    strictDepth: true,
-    allowPrototypes: true,
+    strictDepth: true as const,
+    allowPrototypes: true as const,
     parameterLimit: limit,
     charsetSentinel: rules.charsetOptions ? options?.charsetSentinel as boolean | undefined : undefined,
     interpretNumericEntities: rules.charsetOptions ? options?.interpretNumericEntities as boolean | undefined : undefined
@@ -54,12 +61,14 @@ export function createUrlencodedParse (options: AnyOptions, variant: Variant): (
   return function parseForm (body, charset) {
     if (body.length === 0) return {}
     const count = countParameters(body, limit)
+    const options: FormOptions = {
+      ...qsOptions,
+      arrayLimit: extended ? Math.max(100, count) : count,
+      charset: (charset ?? undefined) as 'utf-8' | 'iso-8859-1' | undefined
+    }
     try {
-      return qs.parse(body, {
-        ...qsOptions,
-        arrayLimit: extended ? Math.max(100, count) : count,
-        charset: (charset ?? undefined) as 'utf-8' | 'iso-8859-1' | undefined
-      })
+      // Security: a raised parameterLimit must not make parsing quadratic (seconds of CPU for 100 KB).
+      return count > LINEAR_PARSE_THRESHOLD ? parseFormLinear(body, options) : qs.parse(body, options)
     } catch (err) {
       if (err instanceof RangeError) throw errors.depthExceeded()
       throw err

@@ -1,0 +1,71 @@
+// Smoke tests of the built package through its name (package self-reference), from ES modules.
+/* global fetch */
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import { describe, it } from 'node:test'
+import bodykit, { json, raw, text, urlencoded } from 'bodykit'
+import legacy, * as legacyNamespace from 'bodykit/legacy'
+
+const GENERIC_SPLIT = 'The bodyParser() generic has been split into individual middleware to use instead.'
+
+/** Runs one middleware on a server, posts a body and returns what the handler saw. */
+async function parseThrough (middleware, contentType, body) {
+  const server = http.createServer((req, res) => {
+    middleware(req, res, (err) => {
+      res.setHeader('connection', 'close')
+      res.end(JSON.stringify(err ? { error: err.type } : { body: Buffer.isBuffer(req.body) ? req.body.toString('hex') : req.body }))
+    })
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  try {
+    const res = await fetch(`http://127.0.0.1:${server.address().port}/`, { method: 'POST', headers: { 'content-type': contentType }, body })
+    return await res.json()
+  } finally {
+    server.closeAllConnections()
+    server.close()
+  }
+}
+
+describe('import from \'bodykit\'', () => {
+  it('gives the callable module as default export, which throws', () => {
+    assert.equal(typeof bodykit, 'function')
+    assert.throws(() => bodykit(), { name: 'Error', message: GENERIC_SPLIT })
+  })
+
+  it('gives json, raw, text and urlencoded as named exports, the same functions as on the default', () => {
+    assert.deepEqual([json, raw, text, urlencoded], [bodykit.json, bodykit.raw, bodykit.text, bodykit.urlencoded])
+    assert.deepEqual([json, raw, text, urlencoded].map((factory) => factory().name), ['jsonParser', 'rawParser', 'textParser', 'urlencodedParser'])
+  })
+
+  it('parses requests', async () => {
+    assert.deepEqual(await parseThrough(json(), 'application/json', '{"esm":true}'), { body: { esm: true } })
+    assert.deepEqual(await parseThrough(raw(), 'application/octet-stream', 'ab'), { body: '6162' })
+    assert.deepEqual(await parseThrough(json(), 'application/json; charset=latin1', '{}'), { error: 'charset.unsupported' })
+  })
+})
+
+describe('import from \'bodykit/legacy\'', () => {
+  it('gives the generic parser as default export and the factories as named exports', () => {
+    assert.equal(typeof legacy, 'function')
+    assert.equal(legacy({ extended: false }).name, 'bodyParser')
+    assert.deepEqual(['json', 'raw', 'text', 'urlencoded'].map((name) => legacyNamespace[name]), [legacy.json, legacy.raw, legacy.text, legacy.urlencoded])
+  })
+
+  it('parses requests with 1.x behaviour', async () => {
+    assert.deepEqual(await parseThrough(legacyNamespace.text(), 'text/plain', 'legacy'), { body: 'legacy' })
+    assert.deepEqual(await parseThrough(legacyNamespace.json(), 'text/plain', '{}'), { body: {} })
+  })
+})
+
+describe('deep imports', () => {
+  it('are refused with ERR_PACKAGE_PATH_NOT_EXPORTED', async () => {
+    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js']) {
+      await assert.rejects(import(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
+    }
+  })
+
+  it('allow bodykit/package.json', async () => {
+    const { default: pkg } = await import('bodykit/package.json', { with: { type: 'json' } })
+    assert.equal(pkg.name, 'bodykit')
+  })
+})

@@ -5,6 +5,7 @@ import * as errors from '../errors'
 import type { AnyOptions } from '../options'
 import type { Variant } from '../variants'
 import type { ParserDefinition } from './definition'
+import { isFlatForm, parseFlatForm } from './flat-form'
 import { parseFormLinear, type FormOptions } from './form'
 
 /**
@@ -49,26 +50,29 @@ export function createUrlencodedParse (options: AnyOptions, variant: Variant): (
     }
   }
 
-  const qsOptions = {
-    // Security (CVE-2024-45590): depth is bounded and exceeding it throws instead of flattening.
-    depth,
-    strictDepth: true as const,
-    allowPrototypes: true as const,
-    parameterLimit: limit,
-    charsetSentinel: rules.charsetOptions ? options?.charsetSentinel as boolean | undefined : undefined,
-    interpretNumericEntities: rules.charsetOptions ? options?.interpretNumericEntities as boolean | undefined : undefined
-  }
+  const charsetSentinel = rules.charsetOptions ? options?.charsetSentinel as boolean | undefined : undefined
+  const interpretNumericEntities = rules.charsetOptions ? options?.interpretNumericEntities as boolean | undefined : undefined
+  // qs reads the sentinel option only when it is a real boolean.
+  const sentinelActive = charsetSentinel === true
   return function parseForm (body, charset) {
     if (body.length === 0) return {}
     const count = countParameters(body, limit)
-    const options: FormOptions = {
-      ...qsOptions,
+    if (charset === 'utf-8' && !sentinelActive && isFlatForm(body)) return parseFlatForm(body)
+    // One literal shape per call keeps qs's many option reads monomorphic.
+    const formOptions: FormOptions = {
+      // Security (CVE-2024-45590): depth is bounded and exceeding it throws instead of flattening.
+      depth,
+      strictDepth: true,
+      allowPrototypes: true,
+      parameterLimit: limit,
       arrayLimit: extended ? Math.max(100, count) : count,
-      charset: (charset ?? undefined) as 'utf-8' | 'iso-8859-1' | undefined
+      charset: (charset ?? undefined) as 'utf-8' | 'iso-8859-1' | undefined,
+      charsetSentinel,
+      interpretNumericEntities
     }
     try {
       // Security: a raised parameterLimit must not make parsing quadratic (seconds of CPU for 100 KB).
-      return count > LINEAR_PARSE_THRESHOLD ? parseFormLinear(body, options) : qs.parse(body, options)
+      return count > LINEAR_PARSE_THRESHOLD ? parseFormLinear(body, formOptions) : qs.parse(body, formOptions)
     } catch (err) {
       if (err instanceof RangeError) throw errors.depthExceeded()
       throw err

@@ -18,6 +18,14 @@ export type BodyErrorType =
 /** An error thrown by user code (`verify`) or a parser; anything may be thrown, so nothing is assumed. */
 type Thrown = unknown
 
+/**
+ * What http-errors can take from a thrown value: an Error, a message string or nothing. body-parser passes
+ * anything through and crashes the process on `throw null`, `throw 42` and the like; bodykit answers.
+ */
+function asCause (thrown: Thrown): Error | string | null {
+  return (thrown !== null && typeof thrown === 'object') || typeof thrown === 'string' ? thrown as Error | string : null
+}
+
 function typeOf (thrown: Thrown): unknown {
   return thrown !== null && typeof thrown === 'object' ? (thrown as { type?: unknown }).type : undefined
 }
@@ -58,12 +66,12 @@ export function depthExceeded (): createError.HttpError {
 
 /** 403 when `verify` throws; a status or type on the thrown error wins. */
 export function verifyFailed (thrown: Thrown, body: Buffer): createError.HttpError {
-  return createError(403, thrown as Error, { body, type: typeOf(thrown) || 'entity.verify.failed' })
+  return createError(403, asCause(thrown) as Error, { body, type: typeOf(thrown) || 'entity.verify.failed' })
 }
 
 /** 400 when the body cannot be decoded or parsed; a status or type on the thrown error wins (413 stays 413). */
 export function parseFailed (thrown: Thrown, body: string | Buffer): createError.HttpError {
-  return createError(400, thrown as Error, { body, type: typeOf(thrown) || 'entity.parse.failed' })
+  return createError(400, asCause(thrown) as Error, { body, type: typeOf(thrown) || 'entity.parse.failed' })
 }
 
 /** 400 for a reading failure (raw-body's typed errors keep their status; zlib errors become 400). */
@@ -71,9 +79,43 @@ export function readFailed (thrown: Thrown): createError.HttpError {
   return createError(400, thrown as Error)
 }
 
-/** 413 when the bytes on the wire exceed `limit` while an inflated body is still within it. */
+/**
+ * 413 for a body over `limit`: with `expected` when the declared Content-Length alone is over it (raw-body's
+ * shape), else with the bytes `received` when the running count crossed it (on the wire or inflated).
+ */
 export function entityTooLarge (limit: number, received: number, expected?: number): createError.HttpError {
   return createError(413, 'request entity too large', expected === undefined
     ? { limit, received, type: 'entity.too.large' }
     : { expected, length: expected, limit, type: 'entity.too.large' })
+}
+
+/** 500 when something called `req.setEncoding()` before the parser (raw-body's shape). */
+export function streamEncodingSet (): createError.HttpError {
+  return createError(500, 'stream encoding should not be set', { type: 'stream.encoding.set' })
+}
+
+/** 500 when the request stream was already read by something else (raw-body's shape). */
+export function streamNotReadable (): createError.HttpError {
+  return createError(500, 'stream is not readable', { type: 'stream.not.readable' })
+}
+
+/** 400 when the client went away mid-body (raw-body's shape; for a compressed body, counted on the wire). */
+export function requestAborted (received: number, expected: number | null): createError.HttpError {
+  return createError(400, 'request aborted', {
+    code: 'ECONNABORTED',
+    expected,
+    length: expected,
+    received,
+    type: 'request.aborted'
+  })
+}
+
+/** 400 when the bytes received differ from the declared Content-Length (raw-body's shape). */
+export function sizeMismatch (received: number, expected: number): createError.HttpError {
+  return createError(400, 'request size did not match content length', {
+    expected,
+    length: expected,
+    received,
+    type: 'request.size.invalid'
+  })
 }

@@ -1,6 +1,6 @@
 // The one pipeline every parser runs: skip checks, type match, charset, inflate, read with limit, verify, decode, parse.
 import type { ServerResponse } from 'node:http'
-import type { Readable, Transform } from 'node:stream'
+import type { Transform } from 'node:stream'
 import type { Debugger } from 'debug'
 import type { HttpError } from 'http-errors'
 import iconv from 'iconv-lite'
@@ -10,6 +10,7 @@ import * as errors from './errors'
 import type { VerifyFunction } from './options'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
+import { WireCounter, discardRest, parseLength } from './wire'
 
 /** Express's continuation: called once, with an error or without. */
 export type NextFunction = (err?: unknown) => void
@@ -55,7 +56,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   if (settings.acceptsCharset !== null) {
     charset = variant.readContentType(req.headers['content-type']).charset || settings.defaultCharset
     if (!settings.acceptsCharset(charset)) {
-      next(errors.unsupportedCharset(charset))
+      refuse(req, res, next, errors.unsupportedCharset(charset))
       return
     }
   }
@@ -64,41 +65,107 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase()
   const refusal = refuseBeforeReading(settings, contentEncoding, charset)
   if (refusal !== null) {
-    next(refusal)
+    refuse(req, res, next, refusal)
     return
   }
 
-  let stream: Readable = req
-  let length: string | undefined
-  if (contentEncoding === 'identity') {
-    length = req.headers['content-length']
-  } else {
-    if (debug.enabled) debug('inflate %s body', contentEncoding)
-    const inflater = (variant.decompressors.get(contentEncoding) as () => Transform)()
-    req.pipe(inflater)
-    stream = inflater
+  if (charset !== null && !variant.knowsCharset(charset)) {
+    // body-parser learns this only when raw-body builds its decoder, so raw-body's own checks come first.
+    const stateError = contentEncoding === 'identity' ? checkBeforeReading(req, settings.limit) : null
+    process.nextTick(fail, req, res, next, stateError ?? errors.unsupportedCharset(charset.toLowerCase()))
+    return
   }
-
-  // An unknown charset is handed to raw-body, whose decoder lookup then fails after its own checks
-  // (declared length, stream state), which is the order body-parser reports them in.
-  const encoding = charset !== null && !isKnownCharset(charset) ? charset : null
-  getRawBody(stream, { length, limit: settings.limit, encoding } as getRawBody.Options, function onBody (err: getRawBody.RawBodyError | null, body: Buffer) {
-    if (stream !== req) {
-      detachInflater(req, stream)
-    }
+  if (contentEncoding !== 'identity') {
+    readInflated(settings, req, res, next, contentEncoding, charset)
+    return
+  }
+  const options = { length: req.headers['content-length'], limit: settings.limit, encoding: null } as getRawBody.Options
+  getRawBody(req, options, function onBody (err: getRawBody.RawBodyError | null, body: Buffer) {
     if (err) {
-      discardRest(req)
-      next(err.type === 'encoding.unsupported'
-        ? errors.unsupportedCharset((charset as string).toLowerCase())
-        : errors.readFailed(err))
+      fail(req, res, next, err)
       return
-    }
-    if (stream !== req) {
-      // Anything after the compressed member is read off so the request can finish.
-      req.resume()
     }
     finish(settings, req, res, next, body, charset)
   })
+}
+
+/**
+ * Inflates a compressed body with `limit` applied twice: raw-body counts the inflated bytes, a WireCounter
+ * the bytes received. The body is handed on only once the request has ended within both.
+ */
+function readInflated (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction,
+  contentEncoding: string, charset: string | null): void {
+  const { limit, debug } = settings
+  const declared = parseLength(req.headers['content-length'])
+  if (declared !== null && declared > limit) {
+    // Security (issue 5): the wire size counts too, so an announced oversize body is refused before inflating.
+    process.nextTick(fail, req, res, next, errors.entityTooLarge(limit, 0, declared))
+    return
+  }
+  if (debug.enabled) debug('inflate %s body', contentEncoding)
+  const inflater = (settings.variant.decompressors.get(contentEncoding) as () => Transform)()
+  let settled = false
+  let inflated: Buffer | null = null
+  const settle = (err: HttpError | getRawBody.RawBodyError | null): void => {
+    if (settled) return
+    settled = true
+    wire.stop()
+    detachInflater(req, inflater)
+    if (err) fail(req, res, next, err)
+    else finish(settings, req, res, next, inflated as Buffer, charset)
+  }
+  const wire = new WireCounter(req, limit, declared, settle, function onWireEnd () {
+    if (inflated !== null) settle(null)
+  })
+  req.pipe(inflater)
+  getRawBody(inflater, { limit, encoding: null } as getRawBody.Options, function onInflated (err: getRawBody.RawBodyError | null, body: Buffer) {
+    if (err) {
+      settle(err)
+      return
+    }
+    inflated = body
+    if (wire.ended) {
+      settle(null)
+      return
+    }
+    // deflate, br and zstd streams end at their last block: bytes after it still count on the wire
+    // (body-parser reads them off unbounded), so the verdict waits for the end of the request.
+    detachInflater(req, inflater)
+    req.resume()
+  })
+}
+
+/** Answers with an error known before reading: the body is left untouched for `next`, then discarded within bounds. */
+function refuse (req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError): void {
+  // compat(v1, v2): body-parser leaves the stream as it was when it reports these, so next() sees it so.
+  next(err)
+  // Security (issue 5): without this, Node reads the whole body off once the response is sent. Still in
+  // time: the response's 'finish', where Node would start that, is emitted asynchronously.
+  discardRest(req, res)
+}
+
+/** Reports a failed read, with the rest of the body discarded within bounds. */
+function fail (req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError | getRawBody.RawBodyError): void {
+  const error = errors.readFailed(err)
+  if (error.type === 'entity.too.large' && !req.complete) {
+    // Security (issue 5): a body known to be too large is answered at once, not after it was all read
+    // (once every byte has arrived, reading them off is free and body-parser's order is kept).
+    discardRest(req, res)
+    next(error)
+    return
+  }
+  // compat(v1, v2): other failures are reported once the rest of the body is read off, as body-parser
+  // does, but within discardRest's bounds.
+  discardRest(req, res, () => { next(error) })
+}
+
+/** raw-body's checks before it reads: the declared length against `limit`, then the stream's state. */
+function checkBeforeReading (req: BodyRequest, limit: number): HttpError | null {
+  const declared = parseLength(req.headers['content-length'])
+  if (declared !== null && declared > limit) return errors.entityTooLarge(limit, 0, declared)
+  if (req.readableEncoding !== null) return errors.streamEncodingSet()
+  if (!req.readable) return errors.streamNotReadable()
+  return null
 }
 
 /** Errors known from the headers alone, in body-parser's order for this variant. */
@@ -109,7 +176,7 @@ function refuseBeforeReading (settings: ReadSettings, contentEncoding: string, c
     else if (!settings.variant.decompressors.has(contentEncoding)) encodingError = errors.unsupportedContentEncoding(contentEncoding)
   }
   // With `verify`, body-parser checks the charset up front (the raw Buffer must be decodable later).
-  const charsetError = settings.verify && charset !== null && !isKnownCharset(charset)
+  const charsetError = settings.verify && charset !== null && !settings.variant.knowsCharset(charset)
     ? errors.unsupportedCharset(charset.toLowerCase())
     : null
   return settings.variant.charsetErrorFirst
@@ -147,30 +214,12 @@ function decode (body: Buffer, charset: string): string {
   return iconv.decode(body, charset)
 }
 
-const knownCharsets = new Map<string, boolean>([['utf-8', true]])
-
-/** Whether iconv-lite can decode a charset; answers are cached (bounded: charsets come from requests). */
-function isKnownCharset (charset: string): boolean {
-  let known = knownCharsets.get(charset)
-  if (known === undefined) {
-    known = iconv.encodingExists(charset)
-    if (knownCharsets.size > 256) knownCharsets.clear()
-    knownCharsets.set(charset, known)
-  }
-  return known
-}
-
-/** Stops and frees a decompressor once reading ended, so late zlib errors cannot go unhandled. */
-function detachInflater (req: BodyRequest, stream: Readable): void {
-  // unpipe() accepts any Writable; the inflater is a Transform.
-  req.unpipe(stream as Transform)
-  stream.on('error', ignore)
-  stream.destroy()
-}
-
-/** Lets the rest of an abandoned request be read off so the response can be sent. */
-function discardRest (req: BodyRequest): void {
-  req.resume()
+/** Stops and frees a decompressor at once when reading ended, so late zlib errors cannot go unhandled. */
+function detachInflater (req: BodyRequest, inflater: Transform): void {
+  if (inflater.destroyed) return
+  req.unpipe(inflater)
+  inflater.on('error', ignore)
+  inflater.destroy()
 }
 
 function ignore (): void {}

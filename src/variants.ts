@@ -2,6 +2,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { Transform } from 'node:stream'
 import zlib from 'node:zlib'
+import iconv from 'iconv-lite'
 import onFinished from 'on-finished'
 import { readContentTypeLeniently, readContentTypeStrictly, type ContentTypeReader } from './content-type'
 
@@ -26,6 +27,8 @@ export interface Variant {
   readonly readContentType: ContentTypeReader
   /** Content-Encodings that can be inflated, and how. */
   readonly decompressors: ReadonlyMap<string, () => Transform>
+  /** Whether a charset can be decoded (iconv-lite's knowledge, as of the body-parser release mimicked). */
+  readonly knowsCharset: (charset: string) => boolean
   /** With `verify`, whether an unknown charset is reported before an unsupported Content-Encoding. */
   readonly charsetErrorFirst: boolean
   /** Parsers whose `defaultCharset` option is honoured; the others default to utf-8. */
@@ -52,6 +55,29 @@ const inflaters: ReadonlyArray<[string, () => Transform]> = [
 // zstd exists from Node 22.15; elsewhere it is an unsupported encoding (415), as in body-parser.
 const createZstdDecompress = (zlib as unknown as { createZstdDecompress?: () => Transform }).createZstdDecompress
 
+// compat(v1): body-parser 1.x ships iconv-lite 0.4, which lacks these codecs (named as iconv-lite
+// canonicalises labels: lower case, alphanumerics only, no `:suffix`).
+const CODECS_UNKNOWN_TO_ICONV_0_4 = new Set(['utf32', 'utf32le', 'utf32be', 'ucs4', 'ucs4le', 'ucs4be', 'cp720', 'iso88598i', 'iso88598e'])
+
+/** Caches a charset check; bounded, since charsets come from requests. */
+function cachedCharsetCheck (knows: (charset: string) => boolean): (charset: string) => boolean {
+  const answers = new Map<string, boolean>([['utf-8', true]])
+  return function knowsCharset (charset) {
+    let known = answers.get(charset)
+    if (known === undefined) {
+      known = knows(charset)
+      if (answers.size > 256) answers.clear()
+      answers.set(charset, known)
+    }
+    return known
+  }
+}
+
+function isKnownToIconv04 (charset: string): boolean {
+  const codec = charset.toLowerCase().replace(/:\d{4}$|[^0-9a-z]/g, '')
+  return !CODECS_UNKNOWN_TO_ICONV_0_4.has(codec) && iconv.encodingExists(charset)
+}
+
 /** body-parser 2.x behaviour: `require('bodykit')`. */
 export const modern: Variant = {
   // compat(v2): a finished request is skipped silently and `req.body` is left as it was.
@@ -64,6 +90,7 @@ export const modern: Variant = {
     ['br', () => zlib.createBrotliDecompress()],
     ...(createZstdDecompress ? [['zstd', () => createZstdDecompress()] as [string, () => Transform]] : [])
   ]),
+  knowsCharset: cachedCharsetCheck((charset) => iconv.encodingExists(charset)),
   charsetErrorFirst: true,
   defaultCharsetParsers: new Set(['json', 'text', 'urlencoded']),
   urlencoded: {
@@ -83,6 +110,7 @@ export const legacy: Variant = {
   markRead: (req) => { req._body = true },
   readContentType: readContentTypeStrictly,
   decompressors: new Map(inflaters),
+  knowsCharset: cachedCharsetCheck(isKnownToIconv04),
   charsetErrorFirst: false,
   defaultCharsetParsers: new Set(['text']),
   urlencoded: {

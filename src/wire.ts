@@ -1,0 +1,185 @@
+// The bytes on the wire that are not the parsed body: a compressed body's wire count, and the bounded discard of an abandoned body.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+import type { HttpError } from 'http-errors'
+import onFinished from 'on-finished'
+import * as errors from './errors'
+
+/**
+ * At most this many bytes of an abandoned body are read (and thrown away) after bodykit answered with an
+ * error; past it the connection is closed instead. A body declared larger than this is not read at all.
+ */
+export const DISCARD_LIMIT = 1024 * 1024
+
+/**
+ * How long an abandoned body is given to arrive (within DISCARD_LIMIT) before bodykit stops reading it, and
+ * then, once bodykit half-closed the connection, how long the client has to read the response before the
+ * connection is destroyed.
+ */
+export const LINGER_MS = 2000
+
+/** Content-Length as raw-body reads it: null when absent or not a number (so `''` gives NaN, as there). */
+export function parseLength (header: string | undefined): number | null {
+  return header != null && !Number.isNaN(Number(header)) ? parseInt(header, 10) : null
+}
+
+function byteLength (chunk: Buffer | string): number {
+  // A stream with an encoding set emits strings; count what crossed the wire, not characters.
+  return typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length
+}
+
+/**
+ * Counts the bytes of a compressed body as they arrive, so that `limit` holds for the wire as well as for
+ * the inflated body, and checks them against the declared length. It reports once: `onError` with the
+ * first failure, or `onEnd` when the request ended with a consistent count.
+ */
+export class WireCounter {
+  received = 0
+  /** Whether the request's body has been read to its end. */
+  ended: boolean
+  private readonly req: IncomingMessage
+  private readonly limit: number
+  private readonly expected: number | null
+  private readonly onError: (err: HttpError) => void
+  private readonly onEnd: () => void
+
+  constructor (req: IncomingMessage, limit: number, expected: number | null, onError: (err: HttpError) => void, onEnd: () => void) {
+    this.req = req
+    this.limit = limit
+    this.expected = expected
+    this.onError = onError
+    this.onEnd = onEnd
+    this.ended = req.readableEnded
+    if (this.ended) return
+    req.on('data', this.handleData)
+    req.on('end', this.handleEnd)
+    req.on('aborted', this.handleAborted)
+    req.on('close', this.handleAborted)
+    req.on('error', this.handleError)
+  }
+
+  /** Removes the listeners; safe to call more than once. */
+  stop (): void {
+    this.req.removeListener('data', this.handleData)
+    this.req.removeListener('end', this.handleEnd)
+    this.req.removeListener('aborted', this.handleAborted)
+    this.req.removeListener('close', this.handleAborted)
+    this.req.removeListener('error', this.handleError)
+  }
+
+  private fail (err: HttpError): void {
+    this.stop()
+    this.onError(err)
+  }
+
+  private readonly handleData = (chunk: Buffer | string): void => {
+    this.received += byteLength(chunk)
+    // Security (issue 5, bp #454): a bomb or a long run of empty blocks is refused on its wire size alone.
+    if (this.received > this.limit) this.fail(errors.entityTooLarge(this.limit, this.received))
+  }
+
+  private readonly handleEnd = (): void => {
+    this.ended = true
+    // Security (CVE-2026-54288): the declared length is checked against the bytes counted, never trusted alone.
+    // compat: with an encoding set (a developer error) the chunks are re-encoded strings, not the wire
+    // bytes; body-parser reports the zlib error that follows, so no length verdict is given here.
+    if (this.expected !== null && this.received !== this.expected && this.req.readableEncoding === null) {
+      this.fail(errors.sizeMismatch(this.received, this.expected))
+      return
+    }
+    this.stop()
+    this.onEnd()
+  }
+
+  private readonly handleAborted = (): void => {
+    this.fail(errors.requestAborted(this.received, this.expected))
+  }
+
+  private readonly handleError = (err: unknown): void => {
+    this.fail(errors.readFailed(err))
+  }
+}
+
+/**
+ * Reads off what is left of a request bodykit answers with an error, within bounds: at most DISCARD_LIMIT
+ * bytes, for at most LINGER_MS. Past either bound the request is no longer read and the connection is
+ * closed once the response is out. `onSettled` (if given) runs once the body ended or was given up on.
+ * Start it before the response is finished, or Node starts its own, unbounded, read-off.
+ */
+export function discardRest (req: IncomingMessage, res: ServerResponse, onSettled?: () => void): void {
+  if (req.readableEnded || req.destroyed) {
+    if (onSettled) process.nextTick(onSettled)
+    return
+  }
+  const socket = req.complete ? null : closableSocket(req)
+  // RFC 9112 §9.6: closing a connection with unread request bytes makes the kernel send RST, and a client
+  // still uploading can then lose the response. Node closes a `Connection: close` response's socket with
+  // destroySoon() right after the response; on this socket that becomes a half-close and a grace period.
+  if (socket !== null) socket.destroySoon = lingerThenDestroy
+  const declared = parseLength(req.headers['content-length'])
+  if (!req.complete && declared !== null && declared > DISCARD_LIMIT) {
+    stopReading(req, res, socket)
+    if (onSettled) process.nextTick(onSettled)
+    return
+  }
+  let left = DISCARD_LIMIT
+  const onData = (chunk: Buffer | string): void => {
+    left -= byteLength(chunk)
+    if (left < 0) giveUp()
+  }
+  let settled = false
+  const cleanup = (): void => {
+    settled = true
+    clearTimeout(timer)
+    req.removeListener('data', onData)
+  }
+  const giveUp = (): void => {
+    cleanup()
+    stopReading(req, res, socket)
+    onSettled?.()
+  }
+  // A body still trickling in gets a short grace, not a connection (the bytes already here cost nothing).
+  const timer = setTimeout(giveUp, LINGER_MS).unref()
+  req.on('data', onData)
+  // on-finished, as body-parser's read-off: the end of the body, or of its socket (Node no longer aborts a
+  // request whose response is out when the socket closes).
+  onFinished(req, () => {
+    if (settled) return
+    cleanup()
+    onSettled?.()
+  })
+  req.resume()
+}
+
+/** Stops reading the request (TCP backpressure holds the client) and closes the connection after the response. */
+function stopReading (req: IncomingMessage, res: ServerResponse, socket: Socket | null): void {
+  req.pause()
+  // Throws away what is buffered (already in memory) and, by reading, marks the request as consumed: Node
+  // then does not read the whole body off (`_dump`) when the response finishes. Backpressure does the rest.
+  while (req.read() !== null);
+  if (!isResponse(res) || socket === null || socket.destroyed) return
+  if (!res.headersSent) res.setHeader('Connection', 'close')
+  onFinished(res, () => { lingerThenDestroy.call(socket) })
+}
+
+/** The request's socket when it is a real, open one that can be half-closed (fakes and HTTP/2 aside). */
+function closableSocket (req: IncomingMessage): Socket | null {
+  const socket = req.socket as Socket | null
+  return socket !== null && !socket.destroyed && typeof socket.end === 'function' && typeof socket.destroySoon === 'function' ? socket : null
+}
+
+const lingering = new WeakSet<Socket>()
+
+/** Half-closes the connection after the response, and destroys it LINGER_MS later (or when the client closes). */
+function lingerThenDestroy (this: Socket): void {
+  if (lingering.has(this) || this.destroyed) return
+  lingering.add(this)
+  this.end()
+  const timer = setTimeout(() => this.destroy(), LINGER_MS).unref()
+  this.once('close', () => clearTimeout(timer))
+}
+
+/** Whether `res` is a real response (the fake ones of tests and benchmarks are plain objects). */
+function isResponse (res: ServerResponse): boolean {
+  return res !== null && typeof res === 'object' && typeof res.setHeader === 'function' && typeof res.on === 'function'
+}

@@ -1,0 +1,207 @@
+// The fuzz model: random requests (type, charset, encoding, length, bytes, chunking, aborts) and the verdict against body-parser.
+import assert from 'node:assert/strict'
+import zlib from 'node:zlib'
+import fc from 'fast-check'
+import { specErrorTypes, type Entry, type HttpErrorLike, type Middleware, type ParserName } from '../hostile/helpers'
+
+/** Total property runs for a file: BODYKIT_FUZZ_RUNS (default 3000) times its share. */
+export function runsFor (share: number): number {
+  const total = Number(process.env.BODYKIT_FUZZ_RUNS) || 3000
+  return Math.max(10, Math.round(total * share))
+}
+
+export type Framing = 'exact' | 'chunked' | 'under' | 'over' | 'garbage'
+export type Mangle = 'none' | 'plain' | 'truncate' | 'trailing' | 'flip' | 'bomb'
+
+export interface FuzzInput {
+  parser: ParserName
+  limit: number
+  inflate: boolean
+  verify: boolean
+  flavour: number
+  contentType: string | undefined
+  contentEncoding: string | undefined
+  payload: Buffer
+  mangle: Mangle
+  framing: Framing
+  garbageLength: string
+  splits: number[]
+  abortAfter: number | null
+  gaps: boolean
+}
+
+const contentTypes = [
+  'application/json', 'application/json; charset=utf-8', 'application/json; charset=UTF-16', 'application/json; charset=utf-16le',
+  'application/json; charset=latin1', 'application/json; charset=bogus', 'application/vnd.api+json', 'APPLICATION/JSON',
+  'application/json ; charset="utf-8"', 'application/json;charset', 'application/json; charset=utf-8; x=y', 'application/json garbage',
+  'text/plain', 'text/plain; charset=iso-8859-1', 'text/plain; charset=utf-16le', 'text/plain; charset=x-bogus', 'text/plain; charset=koi8-r',
+  'text/html', 'application/x-www-form-urlencoded', 'application/x-www-form-urlencoded; charset=iso-8859-1',
+  'application/x-www-form-urlencoded; charset=utf-16', 'application/x-www-form-urlencoded; charset=UTF-8', 'application/octet-stream',
+  'application/octet-stream; charset=utf-8', 'image/png', '*/*', 'application/*', 'multipart/form-data; boundary=x', ''
+]
+const encodings = [undefined, 'identity', 'gzip', 'gzip', 'deflate', 'deflate', 'br', 'br', 'zstd', 'GZIP', 'Deflate', 'x-gzip', 'gzip, deflate', 'compress', '']
+const garbageLengths = ['abc', '', '1e3', '-1', ' 12', '0x10', '3.5', '99999999999']
+
+const formPayload = fc.array(fc.tuple(fc.constantFrom('a', 'b[c]', 'd[]', '__proto__[x]', 'e[0][f]', 'utf8', 'x.y', '%E2%9C%93', ''), fc.constantFrom('1', '', '%', '%FF', '+', '✓', '%E2%9C%93', 'a%20b', '&#9786;')), { maxLength: 8 })
+  .map((pairs) => pairs.map(([k, v]) => k + '=' + v).join('&'))
+
+const payload = fc.oneof(
+  fc.json({ maxDepth: 3 }).map((s) => Buffer.from(s)),
+  formPayload.map((s) => Buffer.from(s)),
+  fc.string({ maxLength: 80 }).map((s) => Buffer.from(s)),
+  fc.string({ unit: 'binary', maxLength: 80 }).map((s) => Buffer.from(s, 'utf16le')),
+  fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)),
+  fc.constantFrom(Buffer.from('{"a":1}'), Buffer.from('[]'), Buffer.from('a=1&b=2'), Buffer.from('\ufeff{"bom":true}'), Buffer.alloc(0))
+)
+
+export const fuzzInput: fc.Arbitrary<FuzzInput> = fc.record({
+  parser: fc.constantFrom<ParserName>('json', 'raw', 'text', 'urlencoded'),
+  limit: fc.constantFrom(0, 1, 20, 100, 1000, 4096, 102400),
+  inflate: fc.oneof({ weight: 5, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+  verify: fc.boolean(),
+  flavour: fc.nat(3),
+  contentType: fc.oneof({ weight: 8, arbitrary: fc.constantFrom<string | undefined>(...contentTypes, undefined) }, { weight: 1, arbitrary: fc.string({ maxLength: 30 }) }),
+  contentEncoding: fc.constantFrom(...encodings),
+  payload,
+  mangle: fc.constantFrom<Mangle>('none', 'none', 'none', 'plain', 'truncate', 'trailing', 'flip', 'bomb'),
+  framing: fc.constantFrom<Framing>('exact', 'exact', 'exact', 'chunked', 'chunked', 'under', 'over', 'garbage'),
+  garbageLength: fc.constantFrom(...garbageLengths),
+  splits: fc.array(fc.nat(400), { maxLength: 6 }),
+  abortAfter: fc.option(fc.nat(6), { freq: 6 }),
+  gaps: fc.boolean()
+})
+
+function compress (encoding: string, data: Buffer): Buffer {
+  switch (encoding) {
+    case 'gzip': case 'x-gzip': return zlib.gzipSync(data)
+    case 'deflate': return zlib.deflateSync(data)
+    case 'br': return zlib.brotliCompressSync(data)
+    case 'zstd': {
+      const zstd = (zlib as unknown as { zstdCompressSync?: (b: Buffer) => Buffer }).zstdCompressSync
+      return zstd ? zstd(data) : data
+    }
+  }
+  return data
+}
+
+/** The bytes sent on the wire, the headers, and the chunks they arrive in. */
+export interface Wire { headers: Record<string, string>, body: Buffer, chunks: Buffer[], declared: number | null }
+
+export function toWire (input: FuzzInput): Wire {
+  const encoding = (input.contentEncoding ?? 'identity').toLowerCase()
+  let body = input.payload
+  if (input.mangle === 'bomb') body = compress(encoding, Buffer.alloc(1024 * 1024))
+  else if (input.mangle !== 'plain') body = compress(encoding, body)
+  if (input.mangle === 'truncate') body = body.subarray(0, Math.floor(body.length / 2))
+  if (input.mangle === 'trailing') body = Buffer.concat([body, Buffer.from('trailing bytes')])
+  if (input.mangle === 'flip' && body.length) {
+    body = Buffer.from(body)
+    body[body.length >> 1] ^= 0x5a
+  }
+  const headers: Record<string, string> = {}
+  if (input.contentType !== undefined) headers['content-type'] = input.contentType
+  if (input.contentEncoding !== undefined) headers['content-encoding'] = input.contentEncoding
+  let declared: number | null = body.length
+  if (input.framing === 'chunked') {
+    headers['transfer-encoding'] = 'chunked'
+    declared = null
+  } else if (input.framing === 'under') declared = Math.max(0, body.length - 1 - (input.splits[0] ?? 0) % 8)
+  else if (input.framing === 'over') declared = body.length + 1 + (input.splits[0] ?? 0) % 8
+  if (input.framing === 'garbage') {
+    headers['content-length'] = input.garbageLength
+    // As raw-body reads a Content-Length (a real HTTP parser would have refused these).
+    declared = Number.isNaN(Number(input.garbageLength)) ? null : parseInt(input.garbageLength, 10)
+  } else if (declared !== null) headers['content-length'] = String(declared)
+  const cuts = [...new Set(input.splits.map((s) => s % (body.length + 1)))].sort((a, b) => a - b)
+  const chunks: Buffer[] = []
+  let from = 0
+  for (const cut of [...cuts, body.length]) {
+    if (cut > from) chunks.push(body.subarray(from, cut))
+    from = Math.max(from, cut)
+  }
+  return { headers, body, chunks, declared }
+}
+
+/** The middleware for an input, cached per entry, role and options (factories are not free, 1.x warns). */
+const cache = new Map<string, Middleware>()
+const noVerify = (): void => {}
+
+export function middlewareFor (entry: Entry, role: 'bodykit' | 'reference', input: FuzzInput): Middleware {
+  const options: Record<string, unknown> = { limit: input.limit, inflate: input.inflate }
+  if (input.verify) options.verify = noVerify
+  if (input.parser === 'urlencoded') options.extended = input.flavour % 2 === 0
+  if (input.parser === 'json') options.strict = input.flavour !== 1
+  if (input.parser === 'text' && input.flavour === 2) options.defaultCharset = 'iso-8859-1'
+  if (input.flavour === 3) options.type = input.parser === 'raw' ? '*/*' : ['application/*', 'text/*']
+  const key = [entry.name, role, input.parser, JSON.stringify(options), input.verify].join('|')
+  let mw = cache.get(key)
+  if (!mw) {
+    mw = entry[role][input.parser](options)
+    cache.set(key, mw)
+  }
+  return mw
+}
+
+/** What a middleware did with one request. */
+export interface Result { calls: number, err?: HttpErrorLike, body?: unknown, /** the body was read to its end */ consumed?: boolean }
+
+const extraProps = ['expected', 'length', 'limit', 'received', 'charset', 'encoding']
+
+function describeError (err: HttpErrorLike): Record<string, unknown> {
+  const out: Record<string, unknown> = { status: err.status, type: err.type, message: err.message }
+  for (const key of extraProps) if (key in err) out[key] = err[key]
+  return out
+}
+
+/** A faithful description of a parsed body: own keys, values, and the prototype of each object. */
+export function shape (value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return [typeof value, value]
+  if (Buffer.isBuffer(value)) return ['Buffer', value.toString('hex')]
+  const proto = Object.getPrototypeOf(value)
+  const kind = proto === null ? 'null' : proto === Object.prototype ? 'Object' : proto === Array.prototype ? 'Array' : 'other'
+  return [kind, Reflect.ownKeys(value).map((key) => {
+    const d = Object.getOwnPropertyDescriptor(value, key) as PropertyDescriptor
+    return [String(key), 'value' in d ? shape(d.value) : 'accessor']
+  })]
+}
+
+/**
+ * The verdict: bodykit called next exactly once; its result is body-parser's (body, or error status, type,
+ * message and extra props), except where issue 5 makes it stricter on a compressed body: a 413 when the
+ * wire bytes or the declared length are over the limit, request.size.invalid when the length lies, and
+ * request.aborted where body-parser never answers. Every error bodykit gives has a spec `type` (or is
+ * the zlib error body-parser gives too).
+ */
+export function checkVerdict (input: FuzzInput, wire: Wire, delivered: number, mine: Result, reference: Result): void {
+  assert.equal(mine.calls, 1, 'bodykit must call next exactly once')
+  assert.ok(reference.calls <= 1, 'body-parser called next twice')
+  if (mine.err) {
+    const e = mine.err
+    assert.ok(e instanceof Error && typeof e.status === 'number', 'not an http error')
+    const isZlib = e.type === undefined && e.status === 400 && typeof e.code === 'string'
+    assert.ok((e.type !== undefined && specErrorTypes.has(e.type)) || isZlib, `unexpected error type ${String(e.type)} (${e.message})`)
+  }
+  const compressed = (input.contentEncoding ?? 'identity').toLowerCase() !== 'identity'
+  if (compressed && !mine.err && mine.consumed) {
+    assert.ok(delivered <= input.limit, `accepted a compressed body of ${delivered} bytes on the wire over limit ${input.limit}`)
+  }
+  if (compressed && mine.err && isStricter(input, wire, delivered, mine.err)) return
+  if (reference.calls === 0) {
+    assert.fail(`body-parser never called next; bodykit gave ${JSON.stringify(mine.err ? describeError(mine.err) : shape(mine.body))}`)
+  }
+  if (reference.err || mine.err) {
+    assert.deepEqual(mine.err ? describeError(mine.err) : { body: shape(mine.body) }, reference.err ? describeError(reference.err) : { body: shape(reference.body) })
+    return
+  }
+  assert.deepEqual(shape(mine.body), shape(reference.body))
+}
+
+function isStricter (input: FuzzInput, wire: Wire, delivered: number, err: HttpErrorLike): boolean {
+  if (err.type === 'entity.too.large' && err.status === 413) {
+    if ('expected' in err) return wire.declared !== null && err.expected === wire.declared && wire.declared > input.limit
+    return typeof err.received === 'number' && err.received > input.limit && err.received <= delivered
+  }
+  if (err.type === 'request.size.invalid') return err.received === delivered && err.expected !== delivered
+  if (err.type === 'request.aborted') return input.abortAfter !== null
+  return false
+}

@@ -1,0 +1,115 @@
+// Property-based fuzz over real sockets (a smaller share of the runs): Node's HTTP parser, real aborts, real responses.
+import assert from 'node:assert/strict'
+import http, { type IncomingMessage } from 'node:http'
+import net, { type AddressInfo } from 'node:net'
+import { after, before, describe, it } from 'node:test'
+import fc from 'fast-check'
+import { entries, listenerCounts, prototypeSnapshot, shieldReferencePipes, sleep, type Entry, type HttpErrorLike, type Middleware } from '../hostile/helpers'
+import { checkVerdict, fuzzInput, middlewareFor, runsFor, toWire, type FuzzInput, type Result, type Wire } from './model'
+
+const uncaught: unknown[] = []
+const record = (err: unknown): void => { uncaught.push(err) }
+
+interface Slot { mw: Middleware, role: 'bodykit' | 'reference', result: Result, req?: IncomingMessage }
+const slots = new Map<string, Slot>()
+let server: http.Server
+let port = 0
+
+before(async () => {
+  process.on('uncaughtException', record)
+  process.on('unhandledRejection', record)
+  server = http.createServer((req, res) => {
+    const slot = slots.get(req.url ?? '')
+    if (!slot) return void res.writeHead(404).end()
+    slot.req = req
+    if (slot.role === 'reference') shieldReferencePipes(req)
+    slot.mw(req, res, (err) => {
+      slot.result.calls++
+      if (slot.result.calls > 1) return
+      const e = err as HttpErrorLike | undefined
+      slot.result.err = e
+      slot.result.body = (req as { body?: unknown }).body
+      slot.result.consumed = req.readableEnded || req.complete
+      res.statusCode = e ? e.status : 200
+      res.end(e ? String(e.type) : 'ok')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  port = (server.address() as AddressInfo).port
+})
+after(() => {
+  process.off('uncaughtException', record)
+  process.off('unhandledRejection', record)
+  server.closeAllConnections()
+  server.close()
+})
+
+let ids = 0
+const baseline = listenerCounts(new http.IncomingMessage(new net.Socket()))
+
+/** Sends the request on a fresh connection, chunk by chunk; aborts by destroying the socket. */
+async function send (entry: Entry, role: 'bodykit' | 'reference', input: FuzzInput, wire: Wire): Promise<{ slot: Slot, delivered: number, status: number | null }> {
+  const path = `/${ids++}`
+  const slot: Slot = { mw: middlewareFor(entry, role, input), role, result: { calls: 0 } }
+  slots.set(path, slot)
+  const chunked = wire.headers['transfer-encoding'] === 'chunked'
+  const head = `POST ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n` + Object.entries(wire.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') + '\r\n'
+  let delivered = 0
+  let status: number | null = null
+  await new Promise<void>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1')
+    let response = ''
+    socket.on('data', (data) => { response += data.toString('latin1') })
+    socket.on('error', () => {})
+    socket.on('close', () => {
+      const match = /^HTTP\/1.1 (\d+)/.exec(response)
+      status = match ? Number(match[1]) : null
+      resolve()
+    })
+    socket.on('connect', async () => {
+      socket.write(head)
+      for (let i = 0; i < wire.chunks.length; i++) {
+        if (input.abortAfter === i) break
+        const chunk = wire.chunks[i]
+        socket.write(chunked ? Buffer.concat([Buffer.from(chunk.length.toString(16) + '\r\n'), chunk, Buffer.from('\r\n')]) : chunk)
+        delivered += chunk.length
+        if (input.gaps) await sleep(1)
+      }
+      if (input.abortAfter !== null && input.abortAfter < wire.chunks.length) {
+        await sleep(5)
+        socket.destroy()
+      } else if (chunked) socket.write('0\r\n\r\n')
+    })
+    setTimeout(() => socket.destroy(), 3000).unref()
+  })
+  const started = Date.now()
+  while (slot.result.calls === 0 && Date.now() - started < (role === 'reference' && input.abortAfter !== null ? 200 : 2000)) await sleep(2)
+  // The server side of the request is over once its socket closed (connection: close).
+  for (let i = 0; i < 200 && slot.req && !slot.req.socket?.destroyed; i++) await sleep(5)
+  await sleep(1)
+  slots.delete(path)
+  return { slot, delivered, status }
+}
+
+/** Only what Node's HTTP parser lets through: a true Content-Length, or chunked. */
+const realInput = fuzzInput.map((input) => ({ ...input, framing: input.framing === 'chunked' ? 'chunked' as const : 'exact' as const }))
+
+for (const entry of entries) {
+  describe(`fuzz on real sockets (${entry.name} entry)`, () => {
+    it('same verdicts as in-process, the client gets the status, no listener left', async () => {
+      const protos = prototypeSnapshot()
+      await fc.assert(fc.asyncProperty(realInput, async (input) => {
+        const wire = toWire(input)
+        const mine = await send(entry, 'bodykit', input, wire)
+        const reference = await send(entry, 'reference', input, wire)
+        // Node's parser decides what was delivered before an abort; compare on the bytes bodykit saw.
+        if (input.abortAfter === null) checkVerdict(input, wire, mine.delivered, mine.slot.result, reference.slot.result)
+        else if (mine.slot.req) assert.equal(mine.slot.result.calls, 1, 'next not called once after an abort')
+        if (input.abortAfter === null) assert.equal(mine.status, mine.slot.result.err ? mine.slot.result.err.status : 200)
+        if (mine.slot.req) assert.deepEqual(listenerCounts(mine.slot.req), baseline)
+        assert.equal(prototypeSnapshot(), protos)
+        assert.deepEqual(uncaught, [])
+      }), { numRuns: runsFor(0.05) })
+    })
+  })
+}

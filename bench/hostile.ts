@@ -157,7 +157,7 @@ function sendHostile (port: number, c: HostileCase, body: Buffer): Promise<numbe
     const headers: Record<string, string | number> = { 'content-type': 'application/json' }
     if (c.encoding) headers['content-encoding'] = c.encoding
     if (c.framing === 'declared') headers['content-length'] = c.size
-    const req = http.request({ port, host: '127.0.0.1', method: 'POST', headers })
+    const req = http.request({ port, host: '127.0.0.1', method: 'POST', headers, agent: false })
     let status: number | null = null
     let done = false
     const finish = (): void => {

@@ -1,6 +1,7 @@
 // Issue 5.6: no input changes a built-in prototype, and JSON / urlencoded results keep body-parser's observable shape.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { shape } from '../fuzz/model'
 import { endRequest, entries, fakeRequest, fakeResponse, prototypeSnapshot, type HttpErrorLike, type Middleware } from './helpers'
 
 const jsonBodies = [
@@ -21,17 +22,6 @@ const formBodies = [
   '__proto__=1&a[]=1&a[__proto__]=2'
 ]
 
-/** A faithful description of a value: own keys, values and the prototype of each object. */
-function shape (value: unknown): unknown {
-  if (value === null || typeof value !== 'object') return [typeof value, value]
-  if (Buffer.isBuffer(value)) return ['Buffer', value.toString('hex')]
-  const proto = Object.getPrototypeOf(value)
-  const kind = proto === null ? 'null' : proto === Object.prototype ? 'Object' : proto === Array.prototype ? 'Array' : 'other'
-  return [kind, Reflect.ownKeys(value).map((key) => {
-    const d = Object.getOwnPropertyDescriptor(value, key) as PropertyDescriptor
-    return [String(key), 'value' in d ? shape(d.value) : 'accessor']
-  })]
-}
 
 async function parse (mw: Middleware, type: string, body: string): Promise<{ err?: HttpErrorLike, body: unknown }> {
   const req = fakeRequest({ 'content-type': type, 'content-length': String(Buffer.byteLength(body)) })

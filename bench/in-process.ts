@@ -81,7 +81,7 @@ async function benchCase (c: Case, targets: Target[], ctx: Context): Promise<Row
 
   // Rounds: each runs every target once, in a fresh random order (so no target always follows the same one),
   // until the time budget is spent. Big bodies are the noisiest (allocation and GC bursts): they get twice the time.
-  const budgetMs = (ctx.quick ? 800 : 2000) * (heavy ? 2 : 1)
+  const budgetMs = (ctx.quick ? 800 : 1700) * (heavy ? 2 : 1)
   const minRounds = ctx.quick ? 5 : 11
   const start = performance.now()
   for (let r = 0; r < minRounds || (r < 400 && performance.now() - start < budgetMs); r++) {

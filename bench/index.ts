@@ -6,6 +6,7 @@ import { endToEnd } from './end-to-end'
 import { hostile } from './hostile'
 import { inProcess } from './in-process'
 import { memory } from './memory'
+import { forms } from './urlencoded-scaling'
 import { markdownTable, textTable, toGrid, type Context, type Section, type SectionResult } from './report'
 import { loadTargets } from './targets'
 
@@ -14,7 +15,8 @@ const sections: Record<string, Section> = {
   'in-process': inProcess,
   'end-to-end': endToEnd,
   memory,
-  hostile
+  hostile,
+  forms
 }
 
 function parseArgs (argv: string[]): { only: string[], quick: boolean } {

@@ -3,6 +3,7 @@
 import qs from 'qs'
 import { createUrlencodedParse } from '../src/parsers/urlencoded'
 import { modern } from '../src/variants'
+import type { Context, Row as ReportRow, SectionResult } from './report'
 
 /** One timing: milliseconds for one parse of the form; qsMs is null when qs was skipped as too slow. */
 export interface Row {
@@ -36,10 +37,11 @@ function time (fn: () => unknown, runs: number): number {
  * Times every shape at every size. qs at 100,000 parameters takes minutes per shape, so it runs only with
  * `full` (or `--full` on the command line); otherwise its cell is null.
  */
-export async function run (full = process.argv.includes('--full')): Promise<Row[]> {
+export async function run (full = process.argv.includes('--full'), shapes = Object.keys(SHAPES), sizes = SIZES): Promise<Row[]> {
   const rows: Row[] = []
-  for (const [shape, make] of Object.entries(SHAPES)) {
-    for (const size of SIZES) {
+  for (const shape of shapes) {
+    const make = SHAPES[shape]
+    for (const size of sizes) {
       const body = Array.from({ length: size }, (_, i) => make(i)).join('&')
       const parse = createUrlencodedParse({ extended: true, parameterLimit: size }, modern)
       // The options bodykit's extended parser hands to qs for this body.
@@ -52,6 +54,25 @@ export async function run (full = process.argv.includes('--full')): Promise<Row[
     }
   }
   return rows
+}
+
+/**
+ * The `forms` section of `npm run bench`: duplicate-key forms up to 20,000 parameters (the issue's bound is
+ * 100 ms for 20,000 `a[]=` pairs), bodykit's extended parser against qs itself.
+ */
+export async function forms (ctx: Context): Promise<SectionResult> {
+  const rows: ReportRow[] = []
+  for (const { name, bodykitMs, qsMs } of await run(false, ['a[]=', 'a=x'], ctx.quick ? [1_000, 20_000] : [1_000, 5_000, 20_000])) {
+    rows.push({ case: name, target: 'qs', baseline: 'qs', ratio: 1, value: qsMs, unit: 'ms' })
+    rows.push({ case: name, target: 'bodykit', baseline: 'qs', ratio: qsMs ? bodykitMs / qsMs : null, value: bodykitMs, unit: 'ms' })
+    ctx.log(`  ${name}: bodykit ${bodykitMs.toFixed(1)} ms, qs ${qsMs?.toFixed(1)} ms`)
+  }
+  return {
+    id: 'forms',
+    title: 'Large urlencoded forms: time per parse ÷ qs.parse with the same options (lower is better)',
+    legend: 'Extended mode, parameterLimit raised to the form size; `node --import tsx bench/urlencoded-scaling.ts --full` adds 100,000 and more shapes.',
+    rows
+  }
 }
 
 if (require.main === module) {

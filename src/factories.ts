@@ -23,7 +23,7 @@ export interface Factories {
 }
 
 /** Validates options and fixes everything request-independent for one middleware. */
-export function createReadSettings (definition: ParserDefinition, options: AnyOptions, variant: Variant): ReadSettings {
+function createReadSettings (definition: ParserDefinition, options: AnyOptions, variant: Variant): ReadSettings {
   const common = normalizeCommonOptions(options)
   const parse = definition.createParse(options, variant) as ParseFunction
   const honoursDefaultCharset = variant.defaultCharsetParsers.has(definition.name)

@@ -1,6 +1,5 @@
 // What a parser declares to the pipeline: its name, default type, charset policy and parse function.
 import type { AnyOptions } from '../options'
-import type { ParseFunction } from '../read'
 import type { ParserName, Variant } from '../variants'
 
 /** A parser kind: pure data and functions the factory turns into a middleware. */
@@ -12,5 +11,3 @@ export interface ParserDefinition {
   /** Validates the parser's own options (throwing TypeErrors) and returns its parse function. */
   readonly createParse: (options: AnyOptions, variant: Variant) => (body: never, charset: string | null) => unknown
 }
-
-export type { ParseFunction }

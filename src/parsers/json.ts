@@ -3,7 +3,7 @@ import type { AnyOptions } from '../options'
 import type { ParserDefinition } from './definition'
 
 /** Builds the parse function for the `reviver` and `strict` options. */
-export function createJsonParse (options: AnyOptions): (body: string) => unknown {
+function createJsonParse (options: AnyOptions): (body: string) => unknown {
   const reviver = options?.reviver as ((key: string, value: unknown) => unknown) | undefined
   const strict = options?.strict !== false
   return function parseJson (body) {

@@ -5,6 +5,9 @@ import { parse as parseContentType } from 'content-type'
 export interface ContentTypeInfo {
   /** Lower-cased `type/subtype` used for matching, or null when the header is not a valid media type. */
   readonly mediaType: string | null
+  /** The media type's two halves, split once here rather than per request (empty when there is none). */
+  readonly type: string
+  readonly subtype: string
   /** Lower-cased charset parameter, or undefined when absent, empty or unreadable. */
   readonly charset: string | undefined
 }
@@ -12,7 +15,14 @@ export interface ContentTypeInfo {
 /** Reads a header into a {@link ContentTypeInfo}; each variant has its own grammar. */
 export type ContentTypeReader = (header: string | undefined) => ContentTypeInfo
 
-const NO_CONTENT_TYPE: ContentTypeInfo = { mediaType: null, charset: undefined }
+const NO_CONTENT_TYPE: ContentTypeInfo = { mediaType: null, type: '', subtype: '', charset: undefined }
+
+function toInfo (mediaType: string | null, charset: string | undefined): ContentTypeInfo {
+  const slash = mediaType === null ? -1 : mediaType.indexOf('/')
+  return slash === -1
+    ? { ...NO_CONTENT_TYPE, charset }
+    : { mediaType, type: (mediaType as string).slice(0, slash), subtype: (mediaType as string).slice(slash + 1), charset }
+}
 
 // RFC 6838 restricted names, as media-typer validates them before type-is matches.
 const MEDIA_TYPE = /^ *([a-z0-9][a-z0-9!#$&^_-]{0,126})\/([a-z0-9][a-z0-9!#$&^_.+-]{0,126}) *$/
@@ -24,10 +34,7 @@ const MEDIA_TYPE = /^ *([a-z0-9][a-z0-9!#$&^_-]{0,126})\/([a-z0-9][a-z0-9!#$&^_.
 function readLenient (header: string): ContentTypeInfo {
   const { type, parameters } = parseContentType(header)
   const charset = parameters.charset
-  return {
-    mediaType: MEDIA_TYPE.test(type) ? type : null,
-    charset: charset ? charset.toLowerCase() : undefined
-  }
+  return toInfo(MEDIA_TYPE.test(type) ? type : null, charset ? charset.toLowerCase() : undefined)
 }
 
 // compat(v1): media-typer 0.3 and content-type 1.0 read the header strictly; a malformed parameter list
@@ -79,7 +86,7 @@ function readStrictCharset (header: string): string | undefined {
 }
 
 function readStrict (header: string): ContentTypeInfo {
-  return { mediaType: readStrictMediaType(header), charset: readStrictCharset(header) }
+  return toInfo(readStrictMediaType(header), readStrictCharset(header))
 }
 
 // Apps see a handful of distinct Content-Type headers, so parsing once per header text pays off. Long or

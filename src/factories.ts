@@ -30,7 +30,7 @@ function createReadSettings (definition: ParserDefinition, options: AnyOptions, 
   return {
     variant,
     debug: createDebug('bodykit:' + definition.name),
-    shouldParse: createTypeMatcher(common.type ?? definition.defaultType, variant.readContentType),
+    shouldParse: createTypeMatcher(common.type ?? definition.defaultType),
     acceptsCharset: definition.acceptsCharset(variant),
     defaultCharset: (honoursDefaultCharset && common.defaultCharset) || 'utf-8',
     inflate: common.inflate,

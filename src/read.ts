@@ -46,7 +46,9 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     next()
     return
   }
-  if (!settings.shouldParse(req)) {
+  // Read once (cached per header text) for both the type match and the charset.
+  const contentType = variant.readContentType(req.headers['content-type'])
+  if (!settings.shouldParse(req, contentType)) {
     if (debug.enabled) debug('skip parsing')
     next()
     return
@@ -54,7 +56,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
 
   let charset: string | null = null
   if (settings.acceptsCharset !== null) {
-    charset = variant.readContentType(req.headers['content-type']).charset || settings.defaultCharset
+    charset = contentType.charset || settings.defaultCharset
     if (!settings.acceptsCharset(charset)) {
       refuse(req, res, next, errors.unsupportedCharset(charset))
       return

@@ -1,36 +1,32 @@
 // Builds the predicate that decides whether a request's Content-Type is one a middleware parses.
 import type { IncomingMessage } from 'node:http'
 import typeis from 'type-is'
-import type { ContentTypeReader } from './content-type'
+import type { ContentTypeInfo } from './content-type'
 
 /** The `type` option: media types, extension names, wildcards and `+suffix` forms, or a predicate. */
 export type TypeOption = string | readonly string[] | ((req: IncomingMessage) => unknown)
 
-/** Decides per request whether the middleware parses it. */
-export type TypeMatcher = (req: IncomingMessage) => boolean
+/** Decides per request whether the middleware parses it, given the request's Content-Type as read once. */
+export type TypeMatcher = (req: IncomingMessage, contentType: ContentTypeInfo) => boolean
 
 /**
  * Resolves the configured types once (extension lookup, `+json` and `urlencoded` aliases, as type-is does)
- * so that a request only costs a cached header read and a few string comparisons.
+ * so that a request only costs a few string comparisons.
  */
-export function createTypeMatcher (type: TypeOption, readContentType: ContentTypeReader): TypeMatcher {
+export function createTypeMatcher (type: TypeOption): TypeMatcher {
   if (typeof type === 'function') {
     return (req) => Boolean(type(req))
   }
   // type-is treats a lone non-array value as a one-element list, and an empty list as "any valid type".
   const list: readonly unknown[] = Array.isArray(type) ? type : [type]
   if (list.length === 0) {
-    return (req) => readContentType(req.headers['content-type']).mediaType !== null
+    return (_req, contentType) => contentType.mediaType !== null
   }
   const patterns = list.map(toPattern).filter((pattern) => pattern !== null)
-  return function matchesType (req) {
-    const mediaType = readContentType(req.headers['content-type']).mediaType
-    if (mediaType === null) return false
-    const slash = mediaType.indexOf('/')
-    const actualType = mediaType.slice(0, slash)
-    const actualSubtype = mediaType.slice(slash + 1)
+  return function matchesType (_req, contentType) {
+    if (contentType.mediaType === null) return false
     for (const pattern of patterns) {
-      if (pattern.matches(actualType, actualSubtype)) return true
+      if (pattern.matches(contentType.type, contentType.subtype)) return true
     }
     return false
   }

@@ -2,14 +2,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import createDebug from 'debug'
 import { normalizeCommonOptions, type AnyOptions, type JsonOptions, type RawOptions, type TextOptions, type UrlencodedOptions } from './options'
-import { readBody, type NextFunction, type ParseFunction, type ReadSettings } from './read'
+import { readBody, type NextFunction, type ParseFunction, type ReadCallback, type ReadSettings } from './read'
 import { createTypeMatcher } from './type-match'
 import type { ParserDefinition } from './parsers/definition'
 import { jsonDefinition } from './parsers/json'
 import { rawDefinition } from './parsers/raw'
 import { textDefinition } from './parsers/text'
 import { urlencodedDefinition } from './parsers/urlencoded'
-import type { Variant } from './variants'
+import type { BodyRequest, Variant } from './variants'
 
 /** A connect/Express middleware; after it ran, `req.body` holds the parsed body. */
 export type BodyParser = (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void
@@ -22,8 +22,8 @@ export interface Factories {
   urlencoded: (options?: UrlencodedOptions | null) => BodyParser
 }
 
-/** Validates options and fixes everything request-independent for one middleware. */
-function createReadSettings (definition: ParserDefinition, options: AnyOptions, variant: Variant): ReadSettings {
+/** Validates options and fixes everything request-independent for one middleware or reader. */
+export function createReadSettings (definition: ParserDefinition, options: AnyOptions, variant: Variant): ReadSettings {
   const common = normalizeCommonOptions(options)
   const parse = definition.createParse(options, variant) as ParseFunction
   const honoursDefaultCharset = variant.defaultCharsetParsers.has(definition.name)
@@ -36,7 +36,20 @@ function createReadSettings (definition: ParserDefinition, options: AnyOptions, 
     inflate: common.inflate,
     limit: common.limit,
     verify: common.verify,
+    rawBody: common.rawBody,
     parse
+  }
+}
+
+/** The middleware's end of a read: the parsed body goes to `req.body`, then Express's `next` runs. */
+function deliverTo (req: BodyRequest, next: NextFunction): ReadCallback {
+  return function onRead (err, parsed, body) {
+    if (err) {
+      next(err)
+      return
+    }
+    if (parsed) req.body = body
+    next()
   }
 }
 
@@ -45,19 +58,19 @@ export function createFactories (variant: Variant): Factories {
   return {
     json (options) {
       const settings = createReadSettings(jsonDefinition, options as AnyOptions, variant)
-      return function jsonParser (req, res, next) { readBody(settings, req, res, next) }
+      return function jsonParser (req, res, next) { readBody(settings, req, res, deliverTo(req, next)) }
     },
     raw (options) {
       const settings = createReadSettings(rawDefinition, options as AnyOptions, variant)
-      return function rawParser (req, res, next) { readBody(settings, req, res, next) }
+      return function rawParser (req, res, next) { readBody(settings, req, res, deliverTo(req, next)) }
     },
     text (options) {
       const settings = createReadSettings(textDefinition, options as AnyOptions, variant)
-      return function textParser (req, res, next) { readBody(settings, req, res, next) }
+      return function textParser (req, res, next) { readBody(settings, req, res, deliverTo(req, next)) }
     },
     urlencoded (options) {
       const settings = createReadSettings(urlencodedDefinition, options as AnyOptions, variant)
-      return function urlencodedParser (req, res, next) { readBody(settings, req, res, next) }
+      return function urlencodedParser (req, res, next) { readBody(settings, req, res, deliverTo(req, next)) }
     }
   }
 }

@@ -1,4 +1,5 @@
 // Legacy entry (`require('bodykit/legacy')`): the four parsers with body-parser 1.x behaviour, and its generic.
+import type { IncomingMessage } from 'node:http'
 import { createFactories, type BodyParser } from './factories'
 import type * as Options from './options'
 import { legacy } from './variants'
@@ -69,6 +70,8 @@ namespace bodykitLegacy {
   export type RawOptions = Options.RawOptions
   export type TextOptions = Options.TextOptions
   export type UrlencodedOptions = Options.LegacyUrlencodedOptions
+  export type PoisoningAction = Options.PoisoningAction
+  export type RawBodyRequest<T extends IncomingMessage = IncomingMessage> = Options.RawBodyRequest<T>
 }
 
 export = bodykitLegacy

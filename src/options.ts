@@ -25,7 +25,26 @@ export interface BaseOptions {
   type?: TypeOption
   /** Called as `verify(req, res, buf, encoding)` before parsing; throwing rejects the body (403). */
   verify?: VerifyFunction
+  /**
+   * Keep the body's bytes on `req.rawBody` (a Buffer, after inflation: the one `verify` gets, not a copy)
+   * whenever the body was read in full, also when `verify` or parsing then fails. Nothing is set on a
+   * request the parser skipped. For webhook signatures; type the request with {@link RawBodyRequest}.
+   * @default false
+   */
+  rawBody?: boolean | undefined
 }
+
+/**
+ * A request a parser with `rawBody: true` may have read: `rawBody` holds the body's bytes as read (inflated,
+ * before decoding). Wraps any request type, e.g. `RawBodyRequest<express.Request>`; no global type changes.
+ */
+export type RawBodyRequest<T extends IncomingMessage = IncomingMessage> = T & { rawBody?: Buffer | undefined }
+
+/**
+ * What json() does with a prototype-poisoning key: `'ignore'` keeps it (body-parser's behaviour),
+ * `'remove'` deletes it, `'error'` refuses the body with 400 `entity.parse.failed`.
+ */
+export type PoisoningAction = 'ignore' | 'remove' | 'error'
 
 /** Options of `json()`. */
 export interface JsonOptions extends BaseOptions {
@@ -41,6 +60,19 @@ export interface JsonOptions extends BaseOptions {
    * @default 'utf-8'
    */
   defaultCharset?: string
+  /**
+   * What to do with an own `__proto__` key anywhere in the parsed body (after `reviver`): keep it, remove
+   * it, or refuse the body with 400 `entity.parse.failed`. Such a key is harmless in `req.body` itself
+   * but replaces the prototype when code merges or copies the body into another object.
+   * @default 'ignore'
+   */
+  onProtoPoisoning?: PoisoningAction | undefined
+  /**
+   * What to do with a `constructor` key whose value is an object with a `prototype` key, anywhere in the
+   * parsed body (after `reviver`): keep it, remove it, or refuse the body with 400 `entity.parse.failed`.
+   * @default 'ignore'
+   */
+  onConstructorPoisoning?: PoisoningAction | undefined
 }
 
 /** Options of `raw()`. */
@@ -104,6 +136,7 @@ export interface CommonSettings {
   readonly limit: number
   readonly type: TypeOption | undefined
   readonly verify: VerifyFunction | false
+  readonly rawBody: boolean
   readonly defaultCharset: string | undefined
 }
 
@@ -126,11 +159,16 @@ export function normalizeCommonOptions (options: AnyOptions): CommonSettings {
   if (verify !== false && typeof verify !== 'function') {
     throw new TypeError('option verify must be function')
   }
+  // bodykit's own options are checked strictly: they have no body-parser coercions to keep.
+  if (given.rawBody !== undefined && typeof given.rawBody !== 'boolean') {
+    throw new TypeError('option rawBody must be a boolean')
+  }
   return {
     inflate: given.inflate !== false,
     limit,
     type: (given.type || undefined) as TypeOption | undefined,
     verify: verify as VerifyFunction | false,
+    rawBody: given.rawBody === true,
     defaultCharset: (given.defaultCharset || undefined) as string | undefined
   }
 }

@@ -6,10 +6,11 @@ import iconv from 'iconv-lite'
 import onFinished from 'on-finished'
 import { readContentTypeLeniently, readContentTypeStrictly, type ContentTypeReader } from './content-type'
 
-/** A request as the pipeline sees it: body-parser's `req.body` and 1.x's `req._body` flag. */
+/** A request as the pipeline sees it: body-parser's `req.body` and 1.x's `req._body` flag, and bodykit's `rawBody`. */
 export interface BodyRequest extends IncomingMessage {
   body?: unknown
   _body?: boolean
+  rawBody?: Buffer
 }
 
 /** The four parser kinds. */

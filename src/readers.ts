@@ -1,0 +1,91 @@
+// The promise API (readJson, readRaw, readText, readUrlencoded): the middlewares' pipeline, for code that is not connect-style.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { createReadSettings } from './factories'
+import type { AnyOptions, JsonOptions, RawOptions, TextOptions, UrlencodedOptions } from './options'
+import { readBody, type ReadSettings } from './read'
+import type { ParserDefinition } from './parsers/definition'
+import { jsonDefinition } from './parsers/json'
+import { rawDefinition } from './parsers/raw'
+import { textDefinition } from './parsers/text'
+import { urlencodedDefinition } from './parsers/urlencoded'
+import { modern, type Variant } from './variants'
+
+/** What the promise API takes besides a parser's options. */
+export interface ReadOptions {
+  /**
+   * The response, when there is one: passed to `verify`, and used as the middlewares use it, to close the
+   * connection (`Connection: close`) after the answer when a refused body is too large to read off.
+   * Without it, `verify` gets `undefined` and such a connection is left to the server's timeouts.
+   */
+  res?: ServerResponse | undefined
+}
+
+/** Options of {@link readJson}: those of `json()` and `res`. */
+export type ReadJsonOptions = JsonOptions & ReadOptions
+/** Options of {@link readRaw}: those of `raw()` and `res`. */
+export type ReadRawOptions = RawOptions & ReadOptions
+/** Options of {@link readText}: those of `text()` and `res`. */
+export type ReadTextOptions = TextOptions & ReadOptions
+/** Options of {@link readUrlencoded}: those of `urlencoded()` and `res`. */
+export type ReadUrlencodedOptions = UrlencodedOptions & ReadOptions
+
+// The default entry's behaviour, except that `req.body` is never set: the caller gets the body instead.
+const untouched: Variant = { ...modern, prepareBody: () => {} }
+
+type Reader = (req: IncomingMessage, options?: AnyOptions) => Promise<unknown>
+
+/** One parser's reader: validated settings are cached per options object, so a shared object is validated once. */
+function createReader (definition: ParserDefinition): Reader {
+  const cache = new WeakMap<object, ReadSettings>()
+  let defaults: ReadSettings | undefined
+  function settingsFor (options: AnyOptions): ReadSettings {
+    if (options == null) return (defaults ??= createReadSettings(definition, options, untouched))
+    let settings = cache.get(options)
+    if (settings === undefined) {
+      settings = createReadSettings(definition, options, untouched)
+      cache.set(options, settings)
+    }
+    return settings
+  }
+  return function read (req, options) {
+    return new Promise((resolve, reject) => {
+      // A bad option throws here and so rejects, with the TypeError the factory would throw.
+      const settings = settingsFor(options)
+      const res = options?.res as ServerResponse
+      readBody(settings, req, res, function onRead (err, parsed, body) {
+        if (err) reject(err)
+        else resolve(parsed ? body : undefined)
+      })
+    })
+  }
+}
+
+/**
+ * Reads and parses a JSON body as `json(options)` would, without setting `req.body`. Resolves with the
+ * parsed body, or `undefined` when there is nothing to parse (no body, another Content-Type, a request
+ * already read); rejects with the error the middleware would pass to `next`.
+ * @example
+ * const body = await readJson(req, { limit: '1mb', res })
+ */
+export const readJson = createReader(jsonDefinition) as (req: IncomingMessage, options?: ReadJsonOptions | null) => Promise<unknown>
+
+/**
+ * Reads a body into a Buffer as `raw(options)` would; `undefined` when there is nothing to read.
+ * @example
+ * const bytes = await readRaw(req, { type: 'application/pdf', limit: '10mb' })
+ */
+export const readRaw = createReader(rawDefinition) as (req: IncomingMessage, options?: ReadRawOptions | null) => Promise<Buffer | undefined>
+
+/**
+ * Reads and decodes a text body as `text(options)` would; `undefined` when there is nothing to read.
+ * @example
+ * const csv = await readText(req, { type: 'text/csv' })
+ */
+export const readText = createReader(textDefinition) as (req: IncomingMessage, options?: ReadTextOptions | null) => Promise<string | undefined>
+
+/**
+ * Reads and parses a form body as `urlencoded(options)` would; `undefined` when there is nothing to read.
+ * @example
+ * const form = await readUrlencoded(req, { extended: true })
+ */
+export const readUrlencoded = createReader(urlencodedDefinition) as (req: IncomingMessage, options?: ReadUrlencodedOptions | null) => Promise<Record<string, unknown> | undefined>

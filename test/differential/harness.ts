@@ -535,13 +535,28 @@ export function diffPaths (a: unknown, b: unknown, max = 12): string[] {
   return out
 }
 
-function compareOutcomes (c: Case, variant: Variant, reference: Outcome, candidate: Outcome): void {
-  const ref = JSON.stringify(reference)
-  const cand = JSON.stringify(candidate)
+/** How a suite departs from the default comparison: another candidate module, record fields left out. */
+export interface SuiteOptions {
+  /** The module under test instead of the variant's entry (e.g. middlewares built on the promise API). */
+  candidate?: ParserModule
+  /** Record fields not compared, for a candidate that cannot match them by design. */
+  ignore?: ReadonlyArray<keyof ServerRecord>
+}
+
+function withoutFields (outcome: Outcome, ignore: ReadonlyArray<keyof ServerRecord>): Outcome {
+  if (outcome.record === null || ignore.length === 0) return outcome
+  const record = { ...outcome.record }
+  for (const key of ignore) delete record[key]
+  return { ...outcome, record }
+}
+
+function compareOutcomes (c: Case, variant: Variant, reference: Outcome, candidate: Outcome, ignore: ReadonlyArray<keyof ServerRecord> = []): void {
+  const ref = JSON.stringify(withoutFields(reference, ignore))
+  const cand = JSON.stringify(withoutFields(candidate, ignore))
   const message = (): string => [
     `case "${c.name}" (${describeTargets(variant)})`,
     'differences (path: expected body-parser, got candidate):',
-    ...diffPaths(candidate, reference).map((d) => '  ' + d),
+    ...diffPaths(JSON.parse(cand), JSON.parse(ref)).map((d) => '  ' + d),
     `body-parser (expected): ${truncate(ref, 4000)}`,
     `candidate (actual):     ${truncate(cand, 4000)}`
   ].join('\n')
@@ -556,7 +571,7 @@ function compareOutcomes (c: Case, variant: Variant, reference: Outcome, candida
  * Register before/after hooks and one `it()` per case for a variant. Must be
  * called inside a describe() block.
  */
-export function defineDifferentialSuite (variant: Variant, cases: readonly Case[]): void {
+export function defineDifferentialSuite (variant: Variant, cases: readonly Case[], suite: SuiteOptions = {}): void {
   const results = new Map<number, { reference: Outcome, candidate: Outcome }>()
   const uncaught: string[] = []
   const onUncaught = (err: unknown): void => { uncaught.push(err instanceof Error ? (err.stack ?? err.message) : String(err)) }
@@ -565,7 +580,7 @@ export function defineDifferentialSuite (variant: Variant, cases: readonly Case[
   before(async () => {
     process.on('uncaughtException', onUncaught)
     const reference = await startServer(loadEntry(variant, 'reference'), cases)
-    const candidate = await startServer(loadEntry(variant, 'candidate'), cases)
+    const candidate = await startServer(suite.candidate ?? loadEntry(variant, 'candidate'), cases)
     servers = { reference, candidate }
     await pool(cases, 8, async (c, i) => {
       const [r, k] = await Promise.all([runOne(reference, c, i, 'ref'), runOne(candidate, c, i, 'cand')])
@@ -589,7 +604,7 @@ export function defineDifferentialSuite (variant: Variant, cases: readonly Case[
       const r = results.get(i)
       assert.ok(r, `no result recorded for case ${c.name}`)
       assert.ok(r.reference.record || r.reference.httpStatus !== null, `reference gave neither a record nor an HTTP answer for ${c.name}`)
-      compareOutcomes(c, variant, r.reference, r.candidate)
+      compareOutcomes(c, variant, r.reference, r.candidate, suite.ignore)
     })
   })
 

@@ -82,6 +82,12 @@ describe('promise API in node:http', () => {
     assert.deepEqual([reply.status, reply.json.type, reply.headers.connection], [413, 'entity.too.large', 'close'])
   })
 
+  it('rejects with what a type function throws (the middleware throws it)', async (t) => {
+    const boom = new Error('type function threw')
+    const server = await serveRead(t, (req) => readJson(req, { type: () => { throw boom } }))
+    assert.deepEqual((await server.post(JSON_TYPE, '{}')).json, { name: 'Error', message: 'type function threw' })
+  })
+
   it('rejects with the factory\'s TypeError for a bad option, and validates a shared options object once', async (t) => {
     const server = await serveRead(t, (req) => readJson(req, { limit: 'lots' }))
     assert.deepEqual((await server.post(JSON_TYPE, '{}')).json, { name: 'TypeError', message: 'option limit "lots" is invalid' })

@@ -39,6 +39,15 @@ describe('require(\'bodykit\')', () => {
     assert.equal(require('bodykit').json().name, 'jsonParser')
   })
 
+  it('carries the promise API: readJson, readRaw, readText and readUrlencoded', async () => {
+    assert.deepEqual(['readJson', 'readRaw', 'readText', 'readUrlencoded'].map((name) => typeof bodykit[name]), ['function', 'function', 'function', 'function'])
+    const { Readable } = require('node:stream')
+    // Any readable with request headers will do for a quick check; a real request is tested from ESM.
+    const req = Object.assign(Readable.from([Buffer.from('{"cjs":1}')]), { headers: { 'content-type': 'application/json', 'content-length': '9' } })
+    assert.deepEqual(await bodykit.readJson(req), { cjs: 1 })
+    await assert.rejects(bodykit.readJson(req, { limit: 'x' }), { name: 'TypeError', message: 'option limit "x" is invalid' })
+  })
+
   it('resolves to the built dist/index.js', () => {
     assert.equal(require.resolve('bodykit'), require('node:path').resolve(__dirname, '../../dist/index.js'))
   })

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { describe, it } from 'node:test'
-import bodykit, { json, raw, text, urlencoded } from 'bodykit'
+import bodykit, { json, raw, text, urlencoded, readJson, readRaw, readText, readUrlencoded } from 'bodykit'
 import legacy, * as legacyNamespace from 'bodykit/legacy'
 
 const GENERIC_SPLIT = 'The bodyParser() generic has been split into individual middleware to use instead.'
@@ -35,6 +35,27 @@ describe('import from \'bodykit\'', () => {
   it('gives json, raw, text and urlencoded as named exports, the same functions as on the default', () => {
     assert.deepEqual([json, raw, text, urlencoded], [bodykit.json, bodykit.raw, bodykit.text, bodykit.urlencoded])
     assert.deepEqual([json, raw, text, urlencoded].map((factory) => factory().name), ['jsonParser', 'rawParser', 'textParser', 'urlencodedParser'])
+  })
+
+  it('gives readJson, readRaw, readText and readUrlencoded as named exports, the same functions as on the default', () => {
+    assert.deepEqual([readJson, readRaw, readText, readUrlencoded], [bodykit.readJson, bodykit.readRaw, bodykit.readText, bodykit.readUrlencoded])
+    assert.deepEqual([readJson, readRaw, readText, readUrlencoded].map((reader) => typeof reader), ['function', 'function', 'function', 'function'])
+  })
+
+  it('reads a request with the promise API', async () => {
+    const server = http.createServer((req, res) => {
+      readJson(req, { res, rawBody: true }).then((body) => ({ body, raw: req.rawBody.toString() }), (err) => ({ error: err.type }))
+        .then((result) => res.setHeader('connection', 'close').end(JSON.stringify(result)))
+    })
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const post = async (body) => (await fetch(`http://127.0.0.1:${server.address().port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()
+      assert.deepEqual(await post('{"esm":1}'), { body: { esm: 1 }, raw: '{"esm":1}' })
+      assert.deepEqual(await post('{"esm":'), { error: 'entity.parse.failed' })
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
   })
 
   it('parses requests', async () => {

@@ -2,7 +2,7 @@
 // Each `@ts-expect-error` line must stay an error: if the types start accepting it, tsc fails.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import express from 'express'
-import bodykit, { json, raw, text, urlencoded } from '../../src/index'
+import bodykit, { json, raw, readJson, readRaw, readText, readUrlencoded, text, urlencoded } from '../../src/index'
 import legacy from '../../src/legacy'
 
 type Middleware = bodykit.Middleware
@@ -106,4 +106,43 @@ router.post('/text', text({ type: 'text/html' }), legacy.json(), (req, res) => {
 app.use(router)
 app.use(legacy.json({ limit: 10 }))
 
-export const checked = { middlewares, asFunction, never, app }
+// bodykit's own options: rawBody on every parser, the poisoning actions on json, in both entries.
+const webhookOptions: bodykit.JsonOptions = { rawBody: true, onProtoPoisoning: 'error', onConstructorPoisoning: 'remove' }
+const actions: bodykit.PoisoningAction[] = ['ignore', 'remove', 'error']
+const ownOptions: Middleware[] = [
+  json(webhookOptions), raw({ rawBody: false }), text({ rawBody: undefined }), urlencoded({ rawBody: true }),
+  legacy.json({ rawBody: true, onProtoPoisoning: 'ignore' }), legacy.raw({ rawBody: true }), legacy({ rawBody: true })
+]
+// @ts-expect-error rawBody is a boolean
+json({ rawBody: 'yes' })
+// @ts-expect-error onProtoPoisoning is 'ignore', 'remove' or 'error'
+json({ onProtoPoisoning: 'drop' })
+// @ts-expect-error the poisoning options are json's
+urlencoded({ onConstructorPoisoning: 'error' })
+
+// RawBodyRequest types req.rawBody on any request type, without a global augmentation.
+app.post('/webhook', json({ rawBody: true }), (req: bodykit.RawBodyRequest<express.Request>, res) => {
+  const bytes: Buffer | undefined = req.rawBody
+  res.send(bytes?.length)
+})
+const legacyRequest: legacy.RawBodyRequest = {} as IncomingMessage
+// @ts-expect-error rawBody is not on a plain request
+const untyped: Buffer | undefined = ({} as express.Request).rawBody
+
+// The promise API: request, options (with res) and the resolved types.
+async function readAll (req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const parsed: unknown = await readJson(req, { ...webhookOptions, res })
+  const bytes: Buffer | undefined = await readRaw(req, { limit: '1mb', type: 'application/pdf' })
+  const textBody: string | undefined = await readText(req)
+  const form: Record<string, unknown> | undefined = await readUrlencoded(req, { extended: true, res })
+  const viaDefault: unknown = await bodykit.readJson(req, null)
+  const options: bodykit.ReadJsonOptions = { res, limit: 10 }
+  const others: [bodykit.ReadOptions, bodykit.ReadRawOptions, bodykit.ReadTextOptions, bodykit.ReadUrlencodedOptions] = [{ res }, { res }, { res }, { res, extended: false }]
+  // @ts-expect-error res is a ServerResponse
+  await readJson(req, { res: 'response' })
+  // @ts-expect-error readText has no reviver
+  await readText(req, { reviver: (_key: string, value: unknown) => value })
+  void [parsed, bytes, textBody, form, viaDefault, options, others]
+}
+
+export const checked = { middlewares, asFunction, never, app, actions, ownOptions, legacyRequest, untyped, readAll }

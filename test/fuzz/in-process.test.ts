@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
 import { abortRequest, endRequest, entries, fakeRequest, fakeResponse, listenerCounts, prototypeSnapshot, shieldReferencePipes, sleep, tick, type Entry, type HttpErrorLike } from '../hostile/helpers'
-import { checkVerdict, fuzzInput, middlewareFor, runsFor, toWire, type FuzzInput, type Result, type Wire } from './model'
+import { checkVerdict, fuzzInput, middlewareFor, observeRequest, poisonInput, runsFor, toWire, type FuzzInput, type Result, type Wire } from './model'
 
 const uncaught: unknown[] = []
 const record = (err: unknown): void => { uncaught.push(err) }
@@ -24,6 +24,7 @@ async function play (entry: Entry, role: 'bodykit' | 'reference', input: FuzzInp
       result.err = err as HttpErrorLike | undefined
       result.body = (req as { body?: unknown }).body
       result.consumed = req.readableEnded
+      observeRequest(entry, req, result)
     }
   })
   let delivered = 0
@@ -58,6 +59,15 @@ for (const entry of entries) {
         assert.equal(prototypeSnapshot(), protos, 'a built-in prototype changed')
         assert.deepEqual(uncaught, [], 'uncaught exception or unhandled rejection')
       }), { numRuns: runsFor(0.45) })
+    })
+
+    it('json bodies full of poisoning keys: every value of onProtoPoisoning and onConstructorPoisoning, and rawBody', async () => {
+      await fc.assert(fc.asyncProperty(poisonInput, async (input) => {
+        const wire = toWire(input)
+        const mine = await play(entry, 'bodykit', input, wire)
+        const reference = await play(entry, 'reference', input, wire)
+        checkVerdict(input, wire, mine.delivered, mine.result, reference.result)
+      }), { numRuns: runsFor(0.1) })
     })
   })
 }

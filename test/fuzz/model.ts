@@ -11,6 +11,8 @@ export function runsFor (share: number): number {
 }
 
 export type Framing = 'exact' | 'chunked' | 'under' | 'over' | 'garbage'
+/** bodykit's poisoning option, or undefined when left out. */
+export type Action = 'ignore' | 'remove' | 'error' | undefined
 export type Mangle = 'none' | 'plain' | 'truncate' | 'trailing' | 'flip' | 'bomb'
 
 export interface FuzzInput {
@@ -28,6 +30,10 @@ export interface FuzzInput {
   splits: number[]
   abortAfter: number | null
   gaps: boolean
+  /** bodykit-only options (body-parser gets none of them): with 'ignore' or left out, its result must be body-parser's. */
+  rawBody: boolean
+  onProtoPoisoning: Action
+  onConstructorPoisoning: Action
 }
 
 const contentTypes = [
@@ -51,8 +57,14 @@ const payload = fc.oneof(
   fc.string({ maxLength: 80 }).map((s) => Buffer.from(s)),
   fc.string({ unit: 'binary', maxLength: 80 }).map((s) => Buffer.from(s, 'utf16le')),
   fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)),
-  fc.constantFrom(Buffer.from('{"a":1}'), Buffer.from('[]'), Buffer.from('a=1&b=2'), Buffer.from('\ufeff{"bom":true}'), Buffer.alloc(0))
+  fc.constantFrom(Buffer.from('{"a":1}'), Buffer.from('[]'), Buffer.from('a=1&b=2'), Buffer.from('\ufeff{"bom":true}'), Buffer.alloc(0)),
+  // Prototype-poisoning keys, plain, escaped, nested, and look-alikes that are not poisoning.
+  fc.constantFrom(
+    '{"a":1,"__proto__":{"x":1}}', '[{"b":{"\\u005f_proto__":null}}]', '{"constructor":{"prototype":{"y":2}},"z":[{"__proto__":[]}]}',
+    '{"constructor":"c","p":{"constructor":{"name":"n"}}}', '{"__proto__":{"constructor":{"prototype":{}}}}', '"__proto__"', '{"x":"constructor"}'
+  ).map((s) => Buffer.from(s))
 )
+const action = fc.constantFrom<Action>(undefined, 'ignore', 'remove', 'error')
 
 export const fuzzInput: fc.Arbitrary<FuzzInput> = fc.record({
   parser: fc.constantFrom<ParserName>('json', 'raw', 'text', 'urlencoded'),
@@ -68,8 +80,29 @@ export const fuzzInput: fc.Arbitrary<FuzzInput> = fc.record({
   garbageLength: fc.constantFrom(...garbageLengths),
   splits: fc.array(fc.nat(400), { maxLength: 6 }),
   abortAfter: fc.option(fc.nat(6), { freq: 6 }),
-  gaps: fc.boolean()
+  gaps: fc.boolean(),
+  rawBody: fc.boolean(),
+  onProtoPoisoning: action,
+  onConstructorPoisoning: action
 })
+
+// JSON objects built from keys that poison (plain or `\u`-escaped) and keys that only look alike.
+const poisonKey = fc.constantFrom('__proto__', 'constructor', 'prototype', 'a', '\\u005f_proto__', 'constructo\\u0072', 'proto')
+const { object: poisonedJson } = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small' }, fc.constantFrom('1', 'null', '"x"', '"__proto__"'), tie('object'), tie('array')),
+  object: fc.array(fc.tuple(poisonKey, tie('value')), { maxLength: 4 }).map((pairs) => '{' + pairs.map(([key, value]) => `"${key}":${String(value)}`).join(',') + '}'),
+  array: fc.array(tie('value'), { maxLength: 3 }).map((items) => '[' + items.join(',') + ']')
+}))
+
+/** Well-formed json requests whose bodies are full of prototype-poisoning keys, for the poisoning options. */
+export const poisonInput: fc.Arbitrary<FuzzInput> = fc.record({
+  input: fuzzInput,
+  payload: poisonedJson.map((text) => Buffer.from(text)),
+  contentEncoding: fc.constantFrom(undefined, 'gzip'),
+  framing: fc.constantFrom<Framing>('exact', 'chunked')
+}).map(({ input, payload, contentEncoding, framing }) => ({
+  ...input, parser: 'json' as const, contentType: 'application/json', payload, contentEncoding, framing, mangle: 'none' as const, abortAfter: null, limit: 102400, inflate: true
+}))
 
 function compress (encoding: string, data: Buffer): Buffer {
   switch (encoding) {
@@ -125,6 +158,8 @@ export function toWire (input: FuzzInput): Wire {
 /** The middleware for an input, cached per entry, role and options (factories are not free, 1.x warns). */
 const cache = new Map<string, Middleware>()
 const noVerify = (): void => {}
+/** A verify that only records the Buffer it got, to check that req.rawBody is that very Buffer. */
+const recordVerified = (req: { verified?: Buffer }, _res: unknown, buf: Buffer): void => { req.verified = buf }
 
 export function middlewareFor (entry: Entry, role: 'bodykit' | 'reference', input: FuzzInput): Middleware {
   const options: Record<string, unknown> = { limit: input.limit, inflate: input.inflate }
@@ -133,6 +168,11 @@ export function middlewareFor (entry: Entry, role: 'bodykit' | 'reference', inpu
   if (input.parser === 'json') options.strict = input.flavour !== 1
   if (input.parser === 'text' && input.flavour === 2) options.defaultCharset = 'iso-8859-1'
   if (input.flavour === 3) options.type = input.parser === 'raw' ? '*/*' : ['application/*', 'text/*']
+  if (role === 'bodykit') {
+    if (input.verify) options.verify = recordVerified
+    if (input.rawBody) options.rawBody = true
+    if (input.parser === 'json') Object.assign(options, { onProtoPoisoning: input.onProtoPoisoning, onConstructorPoisoning: input.onConstructorPoisoning })
+  }
   const key = [entry.name, role, input.parser, JSON.stringify(options), input.verify].join('|')
   let mw = cache.get(key)
   if (!mw) {
@@ -143,7 +183,73 @@ export function middlewareFor (entry: Entry, role: 'bodykit' | 'reference', inpu
 }
 
 /** What a middleware did with one request. */
-export interface Result { calls: number, err?: HttpErrorLike, body?: unknown, /** the body was read to its end */ consumed?: boolean }
+export interface Result {
+  calls: number
+  err?: HttpErrorLike
+  body?: unknown
+  /** the body was read to its end */
+  consumed?: boolean
+  /** `req.rawBody`, the Buffer verify got, and whether the parser read the body (not skipped), when next ran */
+  rawBody?: unknown
+  verified?: unknown
+  parsed?: boolean
+}
+
+/** Records on `result` what the new options leave on the request when next runs. */
+export function observeRequest (entry: Entry, req: object, result: Result): void {
+  const r = req as { rawBody?: unknown, verified?: unknown, body?: unknown, _body?: unknown }
+  result.rawBody = r.rawBody
+  result.verified = r.verified
+  // Without a reviver a parsed body is never undefined (default entry); legacy flags every body it reads.
+  result.parsed = entry.name === 'legacy' ? r._body === true : r.body !== undefined
+}
+
+const FORBIDDEN = 'Object contains forbidden prototype property'
+
+/**
+ * body-parser's result as it must look under bodykit's own options: a json body with poisoning keys has
+ * them removed, or becomes fastify's 400, by an oracle written from the option's documentation.
+ */
+export function expectedUnderOptions (input: FuzzInput, reference: Result): Result {
+  if (input.parser !== 'json' || reference.err || reference.calls !== 1) return reference
+  const proto = input.onProtoPoisoning ?? 'ignore'
+  const ctor = input.onConstructorPoisoning ?? 'ignore'
+  if (proto === 'ignore' && ctor === 'ignore') return reference
+  const clean = (node: unknown): unknown => {
+    if (node === null || typeof node !== 'object') return node
+    if (Array.isArray(node)) return node.map(clean)
+    const out = Object.create(Object.getPrototypeOf(node)) as Record<string, unknown>
+    for (const key of Object.keys(node)) {
+      const value = (node as Record<string, unknown>)[key]
+      const action = key === '__proto__'
+        ? proto
+        : key === 'constructor' && value !== null && typeof value === 'object' && Object.hasOwn(value, 'prototype') ? ctor : 'ignore'
+      if (action === 'error') throw new Error(FORBIDDEN)
+      if (action === 'remove') continue
+      Object.defineProperty(out, key, { value: clean(value), enumerable: true, writable: true, configurable: true })
+    }
+    return out
+  }
+  try {
+    return { ...reference, body: clean(reference.body) }
+  } catch {
+    return { ...reference, body: undefined, err: { status: 400, type: 'entity.parse.failed', message: FORBIDDEN } as HttpErrorLike }
+  }
+}
+
+/** rawBody: the very Buffer verify got, kept exactly when the body was read in full (verify and parse errors carry `body`). */
+export function checkRawBody (input: FuzzInput, mine: Result): void {
+  if (!input.rawBody) {
+    assert.equal(mine.rawBody, undefined, 'rawBody set without the option')
+    return
+  }
+  const raw = mine.rawBody
+  if (raw !== undefined) assert.ok(Buffer.isBuffer(raw), 'rawBody is not a Buffer')
+  if (mine.verified !== undefined) assert.equal(raw, mine.verified, 'rawBody is not the Buffer verify got')
+  if (mine.err) assert.equal(raw !== undefined, 'body' in mine.err, 'rawBody kept on an error that did not follow a full read, or missing after one')
+  else assert.equal(raw !== undefined, mine.parsed, 'rawBody must be set exactly when the body was parsed')
+  if (!mine.err && input.parser === 'raw' && raw !== undefined) assert.equal(raw, mine.body, 'raw(): rawBody and body are one Buffer')
+}
 
 const extraProps = ['expected', 'length', 'limit', 'received', 'charset', 'encoding']
 
@@ -172,9 +278,11 @@ export function shape (value: unknown): unknown {
  * request.aborted where body-parser never answers. Every error bodykit gives has a spec `type` (or is
  * the zlib error body-parser gives too).
  */
-export function checkVerdict (input: FuzzInput, wire: Wire, delivered: number, mine: Result, reference: Result): void {
+export function checkVerdict (input: FuzzInput, wire: Wire, delivered: number, mine: Result, bodyParsers: Result): void {
   assert.equal(mine.calls, 1, 'bodykit must call next exactly once')
-  assert.ok(reference.calls <= 1, 'body-parser called next twice')
+  assert.ok(bodyParsers.calls <= 1, 'body-parser called next twice')
+  checkRawBody(input, mine)
+  const reference = expectedUnderOptions(input, bodyParsers)
   if (mine.err) {
     const e = mine.err
     assert.ok(e instanceof Error && typeof e.status === 'number', 'not an http error')

@@ -5,12 +5,12 @@ import net, { type AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
 import { entries, listenerCounts, prototypeSnapshot, shieldReferencePipes, sleep, type Entry, type HttpErrorLike, type Middleware } from '../hostile/helpers'
-import { checkVerdict, fuzzInput, middlewareFor, runsFor, toWire, type FuzzInput, type Result, type Wire } from './model'
+import { checkVerdict, fuzzInput, middlewareFor, observeRequest, runsFor, toWire, type FuzzInput, type Result, type Wire } from './model'
 
 const uncaught: unknown[] = []
 const record = (err: unknown): void => { uncaught.push(err) }
 
-interface Slot { mw: Middleware, role: 'bodykit' | 'reference', result: Result, req?: IncomingMessage }
+interface Slot { entry: Entry, mw: Middleware, role: 'bodykit' | 'reference', result: Result, req?: IncomingMessage }
 const slots = new Map<string, Slot>()
 let server: http.Server
 let port = 0
@@ -30,6 +30,7 @@ before(async () => {
       slot.result.err = e
       slot.result.body = (req as { body?: unknown }).body
       slot.result.consumed = req.readableEnded || req.complete
+      observeRequest(slot.entry, req, slot.result)
       res.statusCode = e ? e.status : 200
       res.end(e ? String(e.type) : 'ok')
     })
@@ -50,7 +51,7 @@ const baseline = listenerCounts(new http.IncomingMessage(new net.Socket()))
 /** Sends the request on a fresh connection, chunk by chunk; aborts by destroying the socket. */
 async function send (entry: Entry, role: 'bodykit' | 'reference', input: FuzzInput, wire: Wire): Promise<{ slot: Slot, delivered: number, status: number | null }> {
   const path = `/${ids++}`
-  const slot: Slot = { mw: middlewareFor(entry, role, input), role, result: { calls: 0 } }
+  const slot: Slot = { entry, mw: middlewareFor(entry, role, input), role, result: { calls: 0 } }
   slots.set(path, slot)
   const chunked = wire.headers['transfer-encoding'] === 'chunked'
   const head = `POST ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n` + Object.entries(wire.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') + '\r\n'

@@ -43,7 +43,8 @@ function sameBody (a: unknown, b: unknown, exact: boolean): boolean {
   return JSON.stringify(a) === JSON.stringify(b)
 }
 
-async function benchCase (c: Case, targets: Target[], ctx: Context): Promise<Row[]> {
+/** Times one case on every target; each target's ratio is against its own baseline target. */
+export async function benchCase (c: Case, targets: Target[], ctx: Context): Promise<Row[]> {
   const chunks = chunksOf(c.body)
   const rows: Row[] = []
   const bodies = new Map<string, unknown>()

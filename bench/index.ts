@@ -6,6 +6,7 @@ import { endToEnd } from './end-to-end'
 import { hostile } from './hostile'
 import { inProcess } from './in-process'
 import { memory } from './memory'
+import { bodykitOptions } from './options'
 import { forms } from './urlencoded-scaling'
 import { markdownTable, textTable, toGrid, type Context, type Section, type SectionResult } from './report'
 import { loadTargets } from './targets'
@@ -16,7 +17,8 @@ const sections: Record<string, Section> = {
   'end-to-end': endToEnd,
   memory,
   hostile,
-  forms
+  forms,
+  options: bodykitOptions
 }
 
 function parseArgs (argv: string[]): { only: string[], quick: boolean } {

@@ -36,6 +36,9 @@ function readPoisoningAction (options: AnyOptions, name: 'onProtoPoisoning' | 'o
   return action
 }
 
+/** A `\u` escape of a character from `P` to DEL: how `__proto__` or `constructor` can be spelt in disguise. */
+const ESCAPED_ASCII = /\\u00[5-7]/
+
 /**
  * The check secure-json-parse (fastify's) makes, run on the value JSON.parse gave (so invalid JSON keeps
  * its exact message): `'remove'` deletes the keys, `'error'` throws its SyntaxError, which the pipeline
@@ -48,9 +51,10 @@ function createPoisoningGuard (protoAction: PoisoningAction, constructorAction: 
   const ctor = constructorAction !== 'ignore'
   return function guardPrototypes (value, text) {
     if (value === null || typeof value !== 'object') return
-    // A body that cannot hold such a key is not walked: a key is the name itself or has `\u` escapes.
-    // indexOf is a memchr-speed scan, so other bodies cost next to nothing.
-    if (!(proto && text.indexOf('__proto__') !== -1) && !(ctor && text.indexOf('constructor') !== -1) && text.indexOf('\\u') === -1) return
+    // A body that cannot hold such a key is not walked: the key is written as is, or with `\u` escapes of
+    // its ASCII letters and `_` (\u005f to \u0075). Escaped non-ASCII text (`\u00e9`, `\u6771`) is not
+    // enough, so bodies from encoders that escape it are not walked either.
+    if (!(proto && text.indexOf('__proto__') !== -1) && !(ctor && text.indexOf('constructor') !== -1) && !ESCAPED_ASCII.test(text)) return
     scan(value, actions)
   }
 }

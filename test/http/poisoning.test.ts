@@ -41,6 +41,8 @@ for (const entry of entries) {
       assertBody(await server.post(JSON_TYPE, PROTO), { a: 1 })
       assertBody(await server.post(JSON_TYPE, ESCAPED_PROTO), { a: 1 })
       assertBody(await server.post(JSON_TYPE, NESTED_PROTO), { user: { name: 'x', roles: [{}] } })
+      // Any character of the key may be escaped, in either hex case; other escapes stay as they are.
+      assertBody(await server.post(JSON_TYPE, '{"__pr\\u006Fto__":1,"\\u005F\\u005f\\u0070roto__":2,"caf\\u00e9":3}'), { café: 3 })
       // constructor keys are onConstructorPoisoning's business
       assertBody(await server.post(JSON_TYPE, CONSTRUCTOR), { a: 1, constructor: { prototype: { isAdmin: true } } })
     })
@@ -64,6 +66,7 @@ for (const entry of entries) {
       const server = await serve(t, json({ onConstructorPoisoning: 'remove' }))
       assertBody(await server.post(JSON_TYPE, CONSTRUCTOR), { a: 1 })
       assertBody(await server.post(JSON_TYPE, NESTED_CONSTRUCTOR), { list: [{ b: {} }] })
+      assertBody(await server.post(JSON_TYPE, '{"a":{"constructo\\u0072":{"prototype":{}}},"\\u6771":1}'), { a: {}, 東: 1 })
       assertBody(await server.post(JSON_TYPE, HARMLESS_CONSTRUCTOR), { constructor: 'Ada', c: { constructor: { name: 'x' } } })
       assertBody(await server.post(JSON_TYPE, PROTO), withOwnProto({ a: 1 }, { isAdmin: true }))
     })

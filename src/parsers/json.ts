@@ -53,8 +53,10 @@ function createPoisoningGuard (protoAction: PoisoningAction, constructorAction: 
     if (value === null || typeof value !== 'object') return
     // A body that cannot hold such a key is not walked: the key is written as is, or with `\u` escapes of
     // its ASCII letters and `_` (\u005f to \u0075). Escaped non-ASCII text (`\u00e9`, `\u6771`) is not
-    // enough, so bodies from encoders that escape it are not walked either.
-    if (!(proto && text.indexOf('__proto__') !== -1) && !(ctor && text.indexOf('constructor') !== -1) && !ESCAPED_ASCII.test(text)) return
+    // enough, so bodies from encoders that escape it are not walked either. indexOf first: a backslash is
+    // rare, so it is several times faster than the regex on bodies without escapes.
+    if (!(proto && text.indexOf('__proto__') !== -1) && !(ctor && text.indexOf('constructor') !== -1) &&
+      !(text.indexOf('\\u00') !== -1 && ESCAPED_ASCII.test(text))) return
     scan(value, actions)
   }
 }

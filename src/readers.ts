@@ -40,6 +40,8 @@ function createReader (definition: ParserDefinition): Reader {
   let defaults: ReadSettings | undefined
   function settingsFor (options: AnyOptions): ReadSettings {
     if (options == null) return (defaults ??= createReadSettings(definition, options, untouched))
+    // Loosely typed callers may pass anything the factories accept; only objects can be cached.
+    if (typeof options !== 'object') return createReadSettings(definition, options, untouched)
     let settings = cache.get(options)
     if (settings === undefined) {
       settings = createReadSettings(definition, options, untouched)

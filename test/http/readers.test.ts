@@ -82,6 +82,20 @@ describe('promise API in node:http', () => {
     assert.deepEqual([reply.status, reply.json.type, reply.headers.connection], [413, 'entity.too.large', 'close'])
   })
 
+  it('validates options as the factories do: the same TypeError, as a rejection', async () => {
+    const pairs = [[readJson, bodykit.json], [readRaw, bodykit.raw], [readText, bodykit.text], [readUrlencoded, bodykit.urlencoded]] as const
+    const bad: Array<Record<string, unknown>> = [{ limit: 'abc' }, { verify: 'x' }, { rawBody: 'yes' }, { parameterLimit: 0 }, { onProtoPoisoning: 'drop' }]
+    for (const [read, factory] of pairs) {
+      for (const options of bad) {
+        let thrown: unknown = null
+        try { (factory as (o: unknown) => unknown)(options) } catch (err) { thrown = err }
+        const req = { headers: {} } as IncomingMessage
+        if (thrown === null) assert.equal(await (read as (r: IncomingMessage, o: unknown) => Promise<unknown>)(req, options), undefined)
+        else await assert.rejects((read as (r: IncomingMessage, o: unknown) => Promise<unknown>)(req, options), thrown as Error)
+      }
+    }
+  })
+
   it('rejects with what a type function throws (the middleware throws it)', async (t) => {
     const boom = new Error('type function threw')
     const server = await serveRead(t, (req) => readJson(req, { type: () => { throw boom } }))

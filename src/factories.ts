@@ -2,14 +2,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import createDebug from 'debug'
 import { normalizeCommonOptions, type AnyOptions, type JsonOptions, type RawOptions, type TextOptions, type UrlencodedOptions } from './options'
-import { readBody, type NextFunction, type ParseFunction, type ReadCallback, type ReadSettings } from './read'
+import { readBody, type NextFunction, type ParseFunction, type ReadSettings } from './read'
 import { createTypeMatcher } from './type-match'
 import type { ParserDefinition } from './parsers/definition'
 import { jsonDefinition } from './parsers/json'
 import { rawDefinition } from './parsers/raw'
 import { textDefinition } from './parsers/text'
 import { urlencodedDefinition } from './parsers/urlencoded'
-import type { BodyRequest, Variant } from './variants'
+import type { Variant } from './variants'
 
 /** A connect/Express middleware; after it ran, `req.body` holds the parsed body. */
 export type BodyParser = (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void
@@ -41,36 +41,24 @@ export function createReadSettings (definition: ParserDefinition, options: AnyOp
   }
 }
 
-/** The middleware's end of a read: the parsed body goes to `req.body`, then Express's `next` runs. */
-function deliverTo (req: BodyRequest, next: NextFunction): ReadCallback {
-  return function onRead (err, parsed, body) {
-    if (err) {
-      next(err)
-      return
-    }
-    if (parsed) req.body = body
-    next()
-  }
-}
-
 /** Builds the factories of a variant; each middleware is a named function, as Express shows `fn.name`. */
 export function createFactories (variant: Variant): Factories {
   return {
     json (options) {
       const settings = createReadSettings(jsonDefinition, options as AnyOptions, variant)
-      return function jsonParser (req, res, next) { readBody(settings, req, res, deliverTo(req, next)) }
+      return function jsonParser (req, res, next) { readBody(settings, req, res, next) }
     },
     raw (options) {
       const settings = createReadSettings(rawDefinition, options as AnyOptions, variant)
-      return function rawParser (req, res, next) { readBody(settings, req, res, deliverTo(req, next)) }
+      return function rawParser (req, res, next) { readBody(settings, req, res, next) }
     },
     text (options) {
       const settings = createReadSettings(textDefinition, options as AnyOptions, variant)
-      return function textParser (req, res, next) { readBody(settings, req, res, deliverTo(req, next)) }
+      return function textParser (req, res, next) { readBody(settings, req, res, next) }
     },
     urlencoded (options) {
       const settings = createReadSettings(urlencodedDefinition, options as AnyOptions, variant)
-      return function urlencodedParser (req, res, next) { readBody(settings, req, res, deliverTo(req, next)) }
+      return function urlencodedParser (req, res, next) { readBody(settings, req, res, next) }
     }
   }
 }

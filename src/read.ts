@@ -15,13 +15,6 @@ import { WireCounter, discardRest, parseLength } from './wire'
 /** Express's continuation: called once, with an error or without. */
 export type NextFunction = (err?: unknown) => void
 
-/**
- * Receives the outcome of one read, exactly once: an error, or `parsed` true with the parsed body, or
- * nothing when the request was skipped (already read, no body, another type). The middleware assigns
- * `req.body` from it; the promise API resolves with it.
- */
-export type ReadCallback = (err?: HttpError | null, parsed?: boolean, body?: unknown) => void
-
 /** Turns the decoded body (a string, or a Buffer when there is no charset) into `req.body`. */
 export type ParseFunction = (body: string & Buffer, charset: string | null) => unknown
 
@@ -41,8 +34,8 @@ export interface ReadSettings {
   readonly parse: ParseFunction
 }
 
-/** Reads, verifies and parses one request's body, then hands the outcome to `next` exactly once. */
-export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: ReadCallback): void {
+/** Reads, verifies and parses one request's body, hands it on (`variant.deliverBody`), and calls `next` exactly once. */
+export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction): void {
   const { variant, debug } = settings
   if (variant.isAlreadyRead(req)) {
     if (debug.enabled) debug('body already parsed')
@@ -104,7 +97,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
  * Inflates a compressed body with `limit` applied twice: raw-body counts the inflated bytes, a WireCounter
  * the bytes received. The body is handed on only once the request has ended within both.
  */
-function readInflated (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: ReadCallback,
+function readInflated (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction,
   contentEncoding: string, charset: string | null): void {
   const { limit, debug } = settings
   const declared = parseLength(req.headers['content-length'])
@@ -147,7 +140,7 @@ function readInflated (settings: ReadSettings, req: BodyRequest, res: ServerResp
 }
 
 /** Answers with an error known before reading: the body is left untouched for `next`, then discarded within bounds. */
-function refuse (req: BodyRequest, res: ServerResponse, next: ReadCallback, err: HttpError): void {
+function refuse (req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError): void {
   // compat(v1, v2): body-parser leaves the stream as it was when it reports these, so next() sees it so.
   next(err)
   // Security (issue 5): without this, Node reads the whole body off once the response is sent. Still in
@@ -156,7 +149,7 @@ function refuse (req: BodyRequest, res: ServerResponse, next: ReadCallback, err:
 }
 
 /** Reports a failed read, with the rest of the body discarded within bounds. */
-function fail (req: BodyRequest, res: ServerResponse, next: ReadCallback, err: HttpError | getRawBody.RawBodyError): void {
+function fail (req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError | getRawBody.RawBodyError): void {
   const error = errors.readFailed(err)
   if (error.type === 'entity.too.large' && !req.complete) {
     // Security (issue 5): a body known to be too large is answered at once, not after it was all read
@@ -196,7 +189,7 @@ function refuseBeforeReading (settings: ReadSettings, contentEncoding: string, c
 }
 
 /** The body was read in full: keep it (`rawBody`), verify it, decode it with the charset (a BOM is stripped) and parse it. */
-function finish (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: ReadCallback, body: Buffer, charset: string | null): void {
+function finish (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction, body: Buffer, charset: string | null): void {
   // The Buffer verify gets, not a copy; kept even when verify or parsing fails (a webhook logs what it refused).
   if (settings.rawBody) req.rawBody = body
   if (settings.verify) {
@@ -216,7 +209,7 @@ function finish (settings: ReadSettings, req: BodyRequest, res: ServerResponse, 
     next(errors.parseFailed(err, decoded))
     return
   }
-  next(null, true, parsed)
+  settings.variant.deliverBody(req, next, parsed)
 }
 
 /** iconv-lite's decoding; utf-8 (nearly every request) takes Node's native decoder, which agrees with it. */

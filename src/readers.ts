@@ -29,8 +29,15 @@ export type ReadTextOptions = TextOptions & ReadOptions
 /** Options of {@link readUrlencoded}: those of `urlencoded()` and `res`. */
 export type ReadUrlencodedOptions = UrlencodedOptions & ReadOptions
 
-// The default entry's behaviour, except that `req.body` is never set: the caller gets the body instead.
-const untouched: Variant = { ...modern, prepareBody: () => {} }
+/** The callback a reader passes to the pipeline as `next`: an error, or the parsed body (none when skipped). */
+type ReadCallback = (err?: unknown, body?: unknown) => void
+
+// The default entry's behaviour, except that `req.body` is never touched: the body goes to the reader's callback.
+const untouched: Variant = {
+  ...modern,
+  prepareBody: () => {},
+  deliverBody: (_req, next, body) => { (next as ReadCallback)(null, body) }
+}
 
 type Reader = (req: IncomingMessage, options?: AnyOptions) => Promise<unknown>
 
@@ -54,10 +61,11 @@ function createReader (definition: ParserDefinition): Reader {
       // A bad option throws here and so rejects, with the TypeError the factory would throw.
       const settings = settingsFor(options)
       const res = options?.res as ServerResponse
-      readBody(settings, req, res, function onRead (err, parsed, body) {
+      const onRead: ReadCallback = (err, body) => {
         if (err) reject(err)
-        else resolve(parsed ? body : undefined)
-      })
+        else resolve(body)
+      }
+      readBody(settings, req, res, onRead)
     })
   }
 }

@@ -24,6 +24,8 @@ export interface Variant {
   readonly prepareBody: (req: BodyRequest) => void
   /** Records that this request's body is being read (1.x's `req._body`). */
   readonly markRead: (req: BodyRequest) => void
+  /** Hands the parsed body on and calls `next`: the middlewares set `req.body`. */
+  readonly deliverBody: (req: BodyRequest, next: (err?: unknown) => void, body: unknown) => void
   /** How the Content-Type header is read for matching and for its charset. */
   readonly readContentType: ContentTypeReader
   /** Content-Encodings that can be inflated, and how. */
@@ -79,12 +81,19 @@ function isKnownToIconv04 (charset: string): boolean {
   return !CODECS_UNKNOWN_TO_ICONV_0_4.has(codec) && iconv.encodingExists(charset)
 }
 
+/** The middlewares' delivery: `req.body` is the parsed body, then `next()`. */
+function setBody (req: BodyRequest, next: (err?: unknown) => void, body: unknown): void {
+  req.body = body
+  next()
+}
+
 /** body-parser 2.x behaviour: `require('bodykit')`. */
 export const modern: Variant = {
   // compat(v2): a finished request is skipped silently and `req.body` is left as it was.
   isAlreadyRead: (req) => onFinished.isFinished(req),
   prepareBody: (req) => { if (!('body' in req)) req.body = undefined },
   markRead: () => {},
+  deliverBody: setBody,
   readContentType: readContentTypeLeniently,
   decompressors: new Map([
     ...inflaters,
@@ -109,6 +118,7 @@ export const legacy: Variant = {
   isAlreadyRead: (req) => Boolean(req._body),
   prepareBody: (req) => { req.body = req.body || {} },
   markRead: (req) => { req._body = true },
+  deliverBody: setBody,
   readContentType: readContentTypeStrictly,
   decompressors: new Map(inflaters),
   knowsCharset: cachedCharsetCheck(isKnownToIconv04),

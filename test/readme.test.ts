@@ -96,7 +96,7 @@ describe('README', () => {
   })
 
   it('has a section for each factory and for both entries\' differences', () => {
-    for (const heading of ['### bodykit.json(', '### bodykit.raw(', '### bodykit.text(', '### bodykit.urlencoded(', '## Variants', '## Dependencies']) {
+    for (const heading of ['### bodykit.json(', '### bodykit.raw(', '### bodykit.text(', '### bodykit.urlencoded(', '## Variants', '## Dependencies', '## Raw body for webhook signatures', '## Prototype-poisoning guard', '## Promise API']) {
       section(heading)
     }
   })

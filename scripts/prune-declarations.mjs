@@ -4,7 +4,7 @@
 import { readFileSync, readdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 
-const dist = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'dist')
+const dist = path.join(import.meta.dirname, '..', 'dist')
 const ENTRIES = ['index.d.ts', 'legacy.d.ts']
 
 /** The module specifiers a declaration file imports or references. */

@@ -1,6 +1,6 @@
 // Public option types and their normalisation: everything request-independent is validated here, once.
 // Its declarations are published: besides the option types it may import only `node:*` types, and
-// everything internal is marked `@internal` (stripped from the .d.ts).
+// every internal export carries an "at-internal" TSDoc tag (stripInternal drops it from the .d.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import bytes from 'bytes'
 

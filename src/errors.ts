@@ -75,21 +75,23 @@ export function depthExceeded (): createError.HttpError {
 
 /** 403 when `verify` throws; a status or type on the thrown error wins (with its own type, it stays the caller's error). */
 export function verifyFailed (thrown: Thrown, body: Buffer): createError.HttpError {
-  const err = createError(403, asCause(thrown) as Error, { body, type: typeOf(thrown) || 'entity.verify.failed' })
-  return typeOf(thrown) ? err : mark(err)
+  const ownType = typeOf(thrown)
+  const err = createError(403, asCause(thrown) as Error, { body, type: ownType || 'entity.verify.failed' })
+  return ownType ? err : mark(err)
 }
 
 /** 400 when the body cannot be decoded or parsed; a status or type on the thrown error wins (413 stays 413). */
 export function parseFailed (thrown: Thrown, body: string | Buffer): createError.HttpError {
-  const err = createError(400, asCause(thrown) as Error, { body, type: typeOf(thrown) || 'entity.parse.failed' })
+  const ownType = typeOf(thrown)
+  const err = createError(400, asCause(thrown) as Error, { body, type: ownType || 'entity.parse.failed' })
   // bodykit's own errors thrown by a parser (too many parameters, depth) are already marked.
-  return typeOf(thrown) ? err : mark(err)
+  return ownType ? err : mark(err)
 }
 
 /** 400 for a reading failure (raw-body's typed errors keep their status; zlib errors become 400). */
 export function readFailed (thrown: Thrown): createError.HttpError {
-  const err = createError(400, thrown as Error)
   const type = typeOf(thrown)
+  const err = createError(400, thrown as Error)
   // Typeless errors are zlib's (or the stream's), passed on as bodykit's; bodykit's own are already marked.
   return type === undefined || READING_TYPES.has(type) ? mark(err) : err
 }

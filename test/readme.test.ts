@@ -95,6 +95,13 @@ describe('README', () => {
     }
   })
 
+  it('shows in TypeScript the error handler that the compile matrix compiles (test/types/consumer)', () => {
+    const example = /```ts\n([^]*?)```/.exec(section('## TypeScript'))
+    assert.ok(example, 'no ts example in the TypeScript section')
+    const fixture = readFileSync(path.join(root, 'test', 'types', 'consumer', 'readme.bodykit.mts'), 'utf8')
+    assert.ok(fixture.includes(example[1]), 'the example differs from test/types/consumer/readme.bodykit.mts')
+  })
+
   it('has a section for each factory and for both entries\' differences', () => {
     for (const heading of ['### bodykit.json(', '### bodykit.raw(', '### bodykit.text(', '### bodykit.urlencoded(', '## Variants', '## Dependencies']) {
       section(heading)

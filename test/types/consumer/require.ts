@@ -1,6 +1,7 @@
 // Consumer fixture (shared with body-parser): `import x = require()`, app-wide and per-route parsers, every option.
 import bodyParser = require('bodykit')
 import express = require('express')
+import type { NextHandleFunction } from 'connect'
 
 const app = express()
 
@@ -40,5 +41,9 @@ app.use(bodyParser.json(jsonOptions), bodyParser.text(textOptions), bodyParser.u
 const parsers: bodyParser.BodyParser = bodyParser
 const handlers: express.RequestHandler[] = [parsers.json(), parsers.raw(), parsers.text(), parsers.urlencoded()]
 app.use(handlers)
+
+// The middleware is connect's NextHandleFunction, as @types/body-parser declares it.
+const connectStyle: NextHandleFunction = bodyParser.json()
+app.use(connectStyle)
 
 export = app

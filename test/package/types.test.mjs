@@ -15,6 +15,8 @@ const tsc = path.join(root, 'node_modules/typescript/bin/tsc')
 
 /** The compiler settings of each configuration; every one is strict, with skipLibCheck off. */
 const CONFIGS = [
+  // TypeScript's default for `module: commonjs`, still common in Express apps (reads `typesVersions`, not `exports`).
+  { name: 'node10', module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true },
   { name: 'node16', module: 'node16', moduleResolution: 'node16', esModuleInterop: true },
   { name: 'node16 without esModuleInterop', module: 'node16', moduleResolution: 'node16', esModuleInterop: false },
   { name: 'nodenext', module: 'nodenext', moduleResolution: 'nodenext', esModuleInterop: true },

@@ -1,4 +1,4 @@
-// The http errors bodykit reports: one small factory per error `type`, with body-parser's messages.
+// The http errors bodykit reports: one small factory per error `type`, with body-parser's messages, and their guard.
 import createError from 'http-errors'
 import type { BodyParserError, BodyParserErrorType } from './types'
 

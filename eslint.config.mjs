@@ -14,6 +14,11 @@ export default tseslint.config(
     }
   },
   {
+    // Consumer fixtures are TypeScript as apps write it against body-parser, `import x = require()` included.
+    files: ['test/types/consumer/**'],
+    rules: { '@typescript-eslint/no-require-imports': ['error', { allowAsImport: true }] }
+  },
+  {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' }

@@ -1,19 +1,28 @@
-// The http errors bodykit reports: one small factory per error `type`, with body-parser's messages.
+// The http errors bodykit reports: one small factory per error `type`, with body-parser's messages, and their guard.
 import createError from 'http-errors'
+import type { BodyParserError, BodyParserErrorType } from './types'
 
-/** Every `type` string bodykit's errors carry (raw-body's and zlib's errors pass through with their own). */
-export type BodyErrorType =
-  | 'charset.unsupported'
-  | 'encoding.unsupported'
-  | 'entity.parse.failed'
-  | 'entity.too.large'
-  | 'entity.verify.failed'
-  | 'parameters.too.many'
-  | 'querystring.parse.rangeError'
-  | 'request.aborted'
-  | 'request.size.invalid'
-  | 'stream.encoding.set'
-  | 'stream.not.readable'
+/** bodykit's errors (and the errors it passes through), recorded when created: only these pass the guard. */
+const produced = new WeakSet<object>()
+
+/** raw-body's reading errors, which bodykit passes on as its own. */
+const READING_TYPES: ReadonlySet<unknown> = new Set<BodyParserErrorType>([
+  'entity.too.large', 'request.aborted', 'request.size.invalid', 'stream.encoding.set', 'stream.not.readable'
+])
+
+function mark<T extends object> (err: T): T {
+  produced.add(err)
+  return err
+}
+
+/**
+ * Whether a value is an error bodykit passed to `next` (from either entry): an object recorded when
+ * bodykit created or passed it on, so a look-alike is not recognised. An error that `verify` or a reviver
+ * threw with its own `type` stays the caller's (it gets `status` and `body`, but the guard says false).
+ */
+export function isBodyParserError (value: unknown): value is BodyParserError {
+  return produced.has(value as object)
+}
 
 /** An error thrown by user code (`verify`) or a parser; anything may be thrown, so nothing is assumed. */
 type Thrown = unknown
@@ -32,51 +41,59 @@ function typeOf (thrown: Thrown): unknown {
 
 /** 415 when the Content-Type's charset is refused by the parser or unknown to iconv-lite. */
 export function unsupportedCharset (charset: string): createError.HttpError {
-  return createError(415, 'unsupported charset "' + charset.toUpperCase() + '"', {
+  return mark(createError(415, 'unsupported charset "' + charset.toUpperCase() + '"', {
     charset,
     type: 'charset.unsupported'
-  })
+  }))
 }
 
 /** 415 when `inflate` is false and the body has a Content-Encoding other than identity. */
 export function inflateDisabled (encoding: string): createError.HttpError {
-  return createError(415, 'content encoding unsupported', {
+  return mark(createError(415, 'content encoding unsupported', {
     encoding,
     type: 'encoding.unsupported'
-  })
+  }))
 }
 
 /** 415 when the Content-Encoding is not one this variant can inflate. */
 export function unsupportedContentEncoding (encoding: string): createError.HttpError {
-  return createError(415, 'unsupported content encoding "' + encoding + '"', {
+  return mark(createError(415, 'unsupported content encoding "' + encoding + '"', {
     encoding,
     type: 'encoding.unsupported'
-  })
+  }))
 }
 
 /** 413 when urlencoded data holds more parameters than `parameterLimit`. */
 export function tooManyParameters (): createError.HttpError {
-  return createError(413, 'too many parameters', { type: 'parameters.too.many' })
+  return mark(createError(413, 'too many parameters', { type: 'parameters.too.many' }))
 }
 
 /** 400 when extended urlencoded data nests deeper than `depth` (qs throws a RangeError). */
 export function depthExceeded (): createError.HttpError {
-  return createError(400, 'The input exceeded the depth', { type: 'querystring.parse.rangeError' })
+  return mark(createError(400, 'The input exceeded the depth', { type: 'querystring.parse.rangeError' }))
 }
 
-/** 403 when `verify` throws; a status or type on the thrown error wins. */
+/** 403 when `verify` throws; a status or type on the thrown error wins (with its own type, it stays the caller's error). */
 export function verifyFailed (thrown: Thrown, body: Buffer): createError.HttpError {
-  return createError(403, asCause(thrown) as Error, { body, type: typeOf(thrown) || 'entity.verify.failed' })
+  const ownType = typeOf(thrown)
+  const err = createError(403, asCause(thrown) as Error, { body, type: ownType || 'entity.verify.failed' })
+  return ownType ? err : mark(err)
 }
 
 /** 400 when the body cannot be decoded or parsed; a status or type on the thrown error wins (413 stays 413). */
 export function parseFailed (thrown: Thrown, body: string | Buffer): createError.HttpError {
-  return createError(400, asCause(thrown) as Error, { body, type: typeOf(thrown) || 'entity.parse.failed' })
+  const ownType = typeOf(thrown)
+  const err = createError(400, asCause(thrown) as Error, { body, type: ownType || 'entity.parse.failed' })
+  // bodykit's own errors thrown by a parser (too many parameters, depth) are already marked.
+  return ownType ? err : mark(err)
 }
 
 /** 400 for a reading failure (raw-body's typed errors keep their status; zlib errors become 400). */
 export function readFailed (thrown: Thrown): createError.HttpError {
-  return createError(400, thrown as Error)
+  const type = typeOf(thrown)
+  const err = createError(400, thrown as Error)
+  // Typeless errors are zlib's (or the stream's), passed on as bodykit's; bodykit's own are already marked.
+  return type === undefined || READING_TYPES.has(type) ? mark(err) : err
 }
 
 /**
@@ -84,38 +101,38 @@ export function readFailed (thrown: Thrown): createError.HttpError {
  * shape), else with the bytes `received` when the running count crossed it (on the wire or inflated).
  */
 export function entityTooLarge (limit: number, received: number, expected?: number): createError.HttpError {
-  return createError(413, 'request entity too large', expected === undefined
+  return mark(createError(413, 'request entity too large', expected === undefined
     ? { limit, received, type: 'entity.too.large' }
-    : { expected, length: expected, limit, type: 'entity.too.large' })
+    : { expected, length: expected, limit, type: 'entity.too.large' }))
 }
 
 /** 500 when something called `req.setEncoding()` before the parser (raw-body's shape). */
 export function streamEncodingSet (): createError.HttpError {
-  return createError(500, 'stream encoding should not be set', { type: 'stream.encoding.set' })
+  return mark(createError(500, 'stream encoding should not be set', { type: 'stream.encoding.set' }))
 }
 
 /** 500 when the request stream was already read by something else (raw-body's shape). */
 export function streamNotReadable (): createError.HttpError {
-  return createError(500, 'stream is not readable', { type: 'stream.not.readable' })
+  return mark(createError(500, 'stream is not readable', { type: 'stream.not.readable' }))
 }
 
 /** 400 when the client went away mid-body (raw-body's shape; for a compressed body, counted on the wire). */
 export function requestAborted (received: number, expected: number | null): createError.HttpError {
-  return createError(400, 'request aborted', {
+  return mark(createError(400, 'request aborted', {
     code: 'ECONNABORTED',
     expected,
     length: expected,
     received,
     type: 'request.aborted'
-  })
+  }))
 }
 
 /** 400 when the bytes received differ from the declared Content-Length (raw-body's shape). */
 export function sizeMismatch (received: number, expected: number): createError.HttpError {
-  return createError(400, 'request size did not match content length', {
+  return mark(createError(400, 'request size did not match content length', {
     expected,
     length: expected,
     received,
     type: 'request.size.invalid'
-  })
+  }))
 }

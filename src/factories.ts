@@ -1,25 +1,22 @@
 // Turns a variant into the four public factories: options validated once, then one read.ts pipeline per request.
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import createDebug from 'debug'
 import { normalizeCommonOptions, type AnyOptions, type JsonOptions, type RawOptions, type TextOptions, type UrlencodedOptions } from './options'
-import { readBody, type NextFunction, type ParseFunction, type ReadSettings } from './read'
+import { readBody, type ParseFunction, type ReadSettings } from './read'
 import { createTypeMatcher } from './type-match'
 import type { ParserDefinition } from './parsers/definition'
 import { jsonDefinition } from './parsers/json'
 import { rawDefinition } from './parsers/raw'
 import { textDefinition } from './parsers/text'
 import { urlencodedDefinition } from './parsers/urlencoded'
+import type { Middleware } from './types'
 import type { Variant } from './variants'
-
-/** A connect/Express middleware; after it ran, `req.body` holds the parsed body. */
-export type BodyParser = (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void
 
 /** The four factories of one variant. */
 export interface Factories {
-  json: (options?: JsonOptions | null) => BodyParser
-  raw: (options?: RawOptions | null) => BodyParser
-  text: (options?: TextOptions | null) => BodyParser
-  urlencoded: (options?: UrlencodedOptions | null) => BodyParser
+  json: (options?: JsonOptions | null) => Middleware
+  raw: (options?: RawOptions | null) => Middleware
+  text: (options?: TextOptions | null) => Middleware
+  urlencoded: (options?: UrlencodedOptions | null) => Middleware
 }
 
 /** Validates options and fixes everything request-independent for one middleware or reader. */

@@ -1,8 +1,10 @@
 // Default entry (`require('bodykit')`): the four parsers with body-parser 2.x behaviour.
 import type { IncomingMessage } from 'node:http'
-import { createFactories, type BodyParser } from './factories'
-import type * as Options from './options'
+import { isBodyParserError as isBodyParserErrorGuard } from './errors'
+import { createFactories } from './factories'
+import type * as OptionTypes from './options'
 import * as readers from './readers'
+import type * as Types from './types'
 import { modern } from './variants'
 
 const factories = createFactories(modern)
@@ -10,8 +12,9 @@ const factories = createFactories(modern)
 /**
  * body-parser 2.x's module is callable only to say the generic parser is gone; bodykit keeps that shape.
  * @throws always
+ * @deprecated use the individual json and urlencoded middlewares
  */
-function bodykit (): never {
+function bodykit (_options?: OptionTypes.JsonOptions & OptionTypes.TextOptions & OptionTypes.UrlencodedOptions | null): never {
   throw new Error('The bodyParser() generic has been split into individual middleware to use instead.')
 }
 
@@ -23,62 +26,96 @@ namespace bodykit {
    * @example
    * app.post('/api', bodykit.json({ limit: '1mb' }), (req, res) => res.json(req.body))
    */
-  export const json: (options?: Options.JsonOptions | null) => BodyParser = factories.json
+  export const json: Types.BodyParser['json'] = factories.json
   /**
    * Reads `application/octet-stream` bodies (by default) into a Buffer on `req.body`.
    * @example
    * app.post('/upload', bodykit.raw({ type: 'image/*', limit: '5mb' }), (req, res) => res.end(String(req.body.length)))
    */
-  export const raw: (options?: Options.RawOptions | null) => BodyParser = factories.raw
+  export const raw: Types.BodyParser['raw'] = factories.raw
   /**
    * Decodes `text/plain` bodies (by default) into a string on `req.body`.
    * @example
    * app.post('/note', bodykit.text({ defaultCharset: 'utf-8' }), (req, res) => res.send(req.body))
    */
-  export const text: (options?: Options.TextOptions | null) => BodyParser = factories.text
+  export const text: Types.BodyParser['text'] = factories.text
   /**
    * Parses `application/x-www-form-urlencoded` bodies (by default) into an object on `req.body`.
    * @example
    * router.post('/login', bodykit.urlencoded({ extended: false }), (req, res) => res.send(req.body.user))
    */
-  export const urlencoded: (options?: Options.UrlencodedOptions | null) => BodyParser = factories.urlencoded
+  export const urlencoded: Types.BodyParser['urlencoded'] = factories.urlencoded
   /**
    * Reads and parses a JSON body as `json(options)` does, without setting `req.body`: resolves with the body
    * (`undefined` when there is none to parse), rejects with the error the middleware passes to `next`.
    * @example
    * const body = await bodykit.readJson(req, { limit: '1mb', res })
    */
-  export const readJson: (req: IncomingMessage, options?: readers.ReadJsonOptions | null) => Promise<unknown> = readers.readJson
+  export const readJson: (req: IncomingMessage, options?: OptionTypes.ReadJsonOptions | null) => Promise<unknown> = readers.readJson
   /**
    * Reads a body into a Buffer as `raw(options)` does (`undefined` when there is none to read).
    * @example
    * const pdf = await bodykit.readRaw(req, { type: 'application/pdf', limit: '10mb', res })
    */
-  export const readRaw: (req: IncomingMessage, options?: readers.ReadRawOptions | null) => Promise<Buffer | undefined> = readers.readRaw
+  export const readRaw: (req: IncomingMessage, options?: OptionTypes.ReadRawOptions | null) => Promise<Buffer | undefined> = readers.readRaw
   /**
    * Reads and decodes a text body as `text(options)` does (`undefined` when there is none to read).
    * @example
    * const csv = await bodykit.readText(ctx.req, { type: 'text/csv', res: ctx.res })
    */
-  export const readText: (req: IncomingMessage, options?: readers.ReadTextOptions | null) => Promise<string | undefined> = readers.readText
+  export const readText: (req: IncomingMessage, options?: OptionTypes.ReadTextOptions | null) => Promise<string | undefined> = readers.readText
   /**
    * Reads and parses a form body as `urlencoded(options)` does (`undefined` when there is none to read).
    * @example
    * const form = await bodykit.readUrlencoded(req, { extended: true, res })
    */
-  export const readUrlencoded: (req: IncomingMessage, options?: readers.ReadUrlencodedOptions | null) => Promise<Record<string, unknown> | undefined> = readers.readUrlencoded
-  export type Middleware = BodyParser
-  export type JsonOptions = Options.JsonOptions
-  export type RawOptions = Options.RawOptions
-  export type TextOptions = Options.TextOptions
-  export type UrlencodedOptions = Options.UrlencodedOptions
-  export type PoisoningAction = Options.PoisoningAction
-  export type RawBodyRequest<T extends IncomingMessage = IncomingMessage> = Options.RawBodyRequest<T>
-  export type ReadOptions = readers.ReadOptions
-  export type ReadJsonOptions = readers.ReadJsonOptions
-  export type ReadRawOptions = readers.ReadRawOptions
-  export type ReadTextOptions = readers.ReadTextOptions
-  export type ReadUrlencodedOptions = readers.ReadUrlencodedOptions
+  export const readUrlencoded: (req: IncomingMessage, options?: OptionTypes.ReadUrlencodedOptions | null) => Promise<Record<string, unknown> | undefined> = readers.readUrlencoded
+  /**
+   * Whether an error passed to an error handler is one bodykit produced (including the zlib errors it
+   * passes on), narrowing it to {@link BodyParserError} for `switch (err.type)`.
+   * @example
+   * app.use((err, req, res, next) => isBodyParserError(err) ? res.status(err.status).send(err.type ?? 'bad body') : next(err))
+   */
+  export const isBodyParserError: (value: unknown) => value is BodyParserError = isBodyParserErrorGuard
+
+  /** This module: the four factories, and the generic that throws (as @types/body-parser's `BodyParser`). */
+  export type BodyParser = Types.BodyParser
+  /** The middleware the factories return. */
+  export type Middleware = Types.Middleware
+  /** Options every parser accepts; `raw()`'s options (@types/body-parser's name). */
+  export type Options = OptionTypes.BaseOptions
+  /** Options of `json()` (@types/body-parser's name). */
+  export type OptionsJson = OptionTypes.JsonOptions
+  /** Options of `text()` (@types/body-parser's name). */
+  export type OptionsText = OptionTypes.TextOptions
+  /** Options of `urlencoded()` (@types/body-parser's name). */
+  export type OptionsUrlencoded = OptionTypes.UrlencodedOptions
+  /** Options of `json()`. */
+  export type JsonOptions = OptionTypes.JsonOptions
+  /** Options of `raw()`. */
+  export type RawOptions = OptionTypes.RawOptions
+  /** Options of `text()`. */
+  export type TextOptions = OptionTypes.TextOptions
+  /** Options of `urlencoded()`. */
+  export type UrlencodedOptions = OptionTypes.UrlencodedOptions
+  /** An error bodykit passes to `next`, discriminated by `type`. */
+  export type BodyParserError = Types.BodyParserError
+  /** Every `type` string of bodykit's errors. */
+  export type BodyParserErrorType = Types.BodyParserErrorType
+  /** What json() does with a prototype-poisoning key. */
+  export type PoisoningAction = OptionTypes.PoisoningAction
+  /** A request a parser with `rawBody: true` may have read, e.g. `RawBodyRequest<express.Request>`. */
+  export type RawBodyRequest<T extends IncomingMessage = IncomingMessage> = OptionTypes.RawBodyRequest<T>
+  /** What the promise API takes besides a parser's options (`res`). */
+  export type ReadOptions = OptionTypes.ReadOptions
+  /** Options of `readJson()`. */
+  export type ReadJsonOptions = OptionTypes.ReadJsonOptions
+  /** Options of `readRaw()`. */
+  export type ReadRawOptions = OptionTypes.ReadRawOptions
+  /** Options of `readText()`. */
+  export type ReadTextOptions = OptionTypes.ReadTextOptions
+  /** Options of `readUrlencoded()`. */
+  export type ReadUrlencodedOptions = OptionTypes.ReadUrlencodedOptions
 }
 
 export = bodykit
@@ -86,5 +123,6 @@ export = bodykit
 // Lists the export names for Node's ESM loader (cjs-module-lexer), so `import { json } from 'bodykit'` works.
 const { json, raw, text, urlencoded } = factories
 const { readJson, readRaw, readText, readUrlencoded } = readers
+const isBodyParserError = isBodyParserErrorGuard
 // eslint-disable-next-line @typescript-eslint/no-unused-expressions, no-constant-binary-expression
-0 && (module.exports = { json, raw, text, urlencoded, readJson, readRaw, readText, readUrlencoded })
+0 && (module.exports = { json, raw, text, urlencoded, isBodyParserError, readJson, readRaw, readText, readUrlencoded })

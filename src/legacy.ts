@@ -1,13 +1,12 @@
 // Legacy entry (`require('bodykit/legacy')`): the four parsers with body-parser 1.x behaviour, and its generic.
 import type { IncomingMessage } from 'node:http'
-import { createFactories, type BodyParser } from './factories'
-import type * as Options from './options'
+import { isBodyParserError as isBodyParserErrorGuard } from './errors'
+import { createFactories } from './factories'
+import type * as OptionTypes from './options'
+import type * as Types from './types'
 import { legacy } from './variants'
 
 const factories = createFactories(legacy)
-
-/** Options of the deprecated generic parser: those of json and urlencoded, shared by both. */
-type GenericOptions = Omit<Options.JsonOptions, 'type' | 'defaultCharset'> & Omit<Options.LegacyUrlencodedOptions, 'type'> & { type?: unknown }
 
 let warnedGeneric = false
 
@@ -16,7 +15,7 @@ let warnedGeneric = false
  * which each resets to its own default.
  * @deprecated use the individual json and urlencoded middlewares
  */
-function bodykitLegacy (options?: GenericOptions | null): BodyParser {
+function bodykitLegacy (options?: Types.GenericOptions | null): Types.Middleware {
   if (!warnedGeneric) {
     warnedGeneric = true
     process.emitWarning('bodyParser: use individual json/urlencoded middlewares', 'DeprecationWarning', 'BODYKIT_GENERIC')
@@ -46,37 +45,67 @@ namespace bodykitLegacy {
    * @example
    * app.use(require('bodykit/legacy').json())
    */
-  export const json: (options?: Options.JsonOptions | null) => BodyParser = factories.json
+  export const json: Types.LegacyBodyParser['json'] = factories.json
   /**
    * Reads `application/octet-stream` bodies (by default) into a Buffer on `req.body`, as body-parser 1.x.
    * @example
    * app.post('/upload', legacy.raw({ limit: '5mb' }), handler)
    */
-  export const raw: (options?: Options.RawOptions | null) => BodyParser = factories.raw
+  export const raw: Types.LegacyBodyParser['raw'] = factories.raw
   /**
    * Decodes `text/plain` bodies (by default) into a string on `req.body`, as body-parser 1.x.
    * @example
    * app.post('/note', legacy.text(), handler)
    */
-  export const text: (options?: Options.TextOptions | null) => BodyParser = factories.text
+  export const text: Types.LegacyBodyParser['text'] = factories.text
   /**
    * Parses form bodies into `req.body`, as body-parser 1.x (`extended` defaults to true, deprecated).
    * @example
    * app.use(legacy.urlencoded({ extended: false }))
    */
-  export const urlencoded: (options?: Options.LegacyUrlencodedOptions | null) => BodyParser = factories.urlencoded as (options?: Options.LegacyUrlencodedOptions | null) => BodyParser
-  export type Middleware = BodyParser
-  export type JsonOptions = Options.JsonOptions
-  export type RawOptions = Options.RawOptions
-  export type TextOptions = Options.TextOptions
-  export type UrlencodedOptions = Options.LegacyUrlencodedOptions
-  export type PoisoningAction = Options.PoisoningAction
-  export type RawBodyRequest<T extends IncomingMessage = IncomingMessage> = Options.RawBodyRequest<T>
+  export const urlencoded: Types.LegacyBodyParser['urlencoded'] = factories.urlencoded
+  /**
+   * Whether an error passed to an error handler is one bodykit produced (including the zlib errors it
+   * passes on), narrowing it to {@link BodyParserError} for `switch (err.type)`.
+   * @example
+   * app.use((err, req, res, next) => isBodyParserError(err) ? res.status(err.status).send(err.type ?? 'bad body') : next(err))
+   */
+  export const isBodyParserError: (value: unknown) => value is BodyParserError = isBodyParserErrorGuard
+
+  /** This module: the four factories and the deprecated generic (as @types/body-parser's `BodyParser`). */
+  export type BodyParser = Types.LegacyBodyParser
+  /** The middleware the factories return. */
+  export type Middleware = Types.Middleware
+  /** Options every parser accepts; `raw()`'s options (@types/body-parser's name). */
+  export type Options = OptionTypes.BaseOptions
+  /** Options of `json()` (@types/body-parser's name). */
+  export type OptionsJson = OptionTypes.JsonOptions
+  /** Options of `text()` (@types/body-parser's name). */
+  export type OptionsText = OptionTypes.TextOptions
+  /** Options of `urlencoded()` (@types/body-parser's name). */
+  export type OptionsUrlencoded = OptionTypes.LegacyUrlencodedOptions
+  /** Options of `json()`. */
+  export type JsonOptions = OptionTypes.JsonOptions
+  /** Options of `raw()`. */
+  export type RawOptions = OptionTypes.RawOptions
+  /** Options of `text()`. */
+  export type TextOptions = OptionTypes.TextOptions
+  /** Options of `urlencoded()`. */
+  export type UrlencodedOptions = OptionTypes.LegacyUrlencodedOptions
+  /** An error bodykit passes to `next`, discriminated by `type`. */
+  export type BodyParserError = Types.BodyParserError
+  /** Every `type` string of bodykit's errors. */
+  export type BodyParserErrorType = Types.BodyParserErrorType
+  /** What json() does with a prototype-poisoning key. */
+  export type PoisoningAction = OptionTypes.PoisoningAction
+  /** A request a parser with `rawBody: true` may have read, e.g. `RawBodyRequest<express.Request>`. */
+  export type RawBodyRequest<T extends IncomingMessage = IncomingMessage> = OptionTypes.RawBodyRequest<T>
 }
 
 export = bodykitLegacy
 
 // Lists the export names for Node's ESM loader (cjs-module-lexer), so `import { json } from 'bodykit/legacy'` works.
 const { json, raw, text, urlencoded } = factories
+const isBodyParserError = isBodyParserErrorGuard
 // eslint-disable-next-line @typescript-eslint/no-unused-expressions, no-constant-binary-expression
-0 && (module.exports = { json, raw, text, urlencoded })
+0 && (module.exports = { json, raw, text, urlencoded, isBodyParserError })

@@ -1,9 +1,31 @@
 // Public option types and their normalisation: everything request-independent is validated here, once.
+// Its declarations are published: besides the option types it may import only `node:*` types, and
+// every internal export carries an "at-internal" TSDoc tag (stripInternal drops it from the .d.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import bytes from 'bytes'
-import type { TypeOption } from './type-match'
 
-/** Called with the raw (inflated) body before it is decoded; throw to reject the request with 403. */
+// Callbacks are declared as methods, then taken by indexed access: TypeScript checks method parameters
+// bivariantly, so a callback typed with Express's `Request`/`Response` is accepted, as @types/body-parser
+// (which declares `verify` as a method) accepts it.
+interface Callbacks {
+  verify (req: IncomingMessage, res: ServerResponse, buf: Buffer, encoding: string): void
+  type (req: IncomingMessage): any // eslint-disable-line @typescript-eslint/no-explicit-any -- as @types/body-parser: any truthy value
+}
+
+/**
+ * The `verify` option: called with the raw (inflated) body before it is decoded; throw to reject the body
+ * with 403. `encoding` is the charset the body will be decoded with (`raw()` passes `null`, as body-parser
+ * does; the parameter is typed `string` as in @types/body-parser).
+ */
+export type VerifyCallback = Callbacks['verify']
+
+/** The `type` option: media types, extension names, wildcards and `+suffix` forms, a list of these, or a predicate. */
+export type TypeOption = string | readonly string[] | Callbacks['type']
+
+/**
+ * `verify` as the pipeline calls it (with `null` for raw bodies).
+ * @internal
+ */
 export type VerifyFunction = (req: IncomingMessage, res: ServerResponse, buf: Buffer, encoding: string | null) => void
 
 /** Options every parser accepts. */
@@ -12,19 +34,19 @@ export interface BaseOptions {
    * Inflate gzip, deflate (and, in the default entry, br and zstd) bodies; when false such bodies get 415.
    * @default true
    */
-  inflate?: boolean
+  inflate?: boolean | undefined
   /**
    * Maximum body size: a number of bytes or a string for the `bytes` module (`'100kb'`, `'1mb'`).
    * @default '100kb'
    */
-  limit?: number | string
+  limit?: number | string | undefined
   /**
    * Which requests to parse: a media type (`'application/json'`), an extension name (`'json'`), a wildcard
    * (`'*\/*'`, `'application/*'`, `'+json'`), a list of these, or a function of the request.
    */
-  type?: TypeOption
+  type?: TypeOption | undefined
   /** Called as `verify(req, res, buf, encoding)` before parsing; throwing rejects the body (403). */
-  verify?: VerifyFunction
+  verify?: VerifyCallback | undefined
   /**
    * Keep the body's bytes on `req.rawBody` (a Buffer, after inflation: the one `verify` gets, not a copy)
    * whenever the body was read in full, also when `verify` or parsing then fails. Nothing is set on a
@@ -48,18 +70,18 @@ export type PoisoningAction = 'ignore' | 'remove' | 'error'
 
 /** Options of `json()`. */
 export interface JsonOptions extends BaseOptions {
-  /** Passed as the second argument of `JSON.parse`. */
-  reviver?: (this: unknown, key: string, value: unknown) => unknown
+  /** Passed as the second argument of `JSON.parse`, e.g. `(key, value) => key === 'at' ? new Date(value) : value`. */
+  reviver?: ((key: string, value: any) => any) | undefined // eslint-disable-line @typescript-eslint/no-explicit-any -- as @types/body-parser, so `new Date(value)` compiles
   /**
    * Accept only objects and arrays at the top level.
    * @default true
    */
-  strict?: boolean
+  strict?: boolean | undefined
   /**
    * Charset used when the Content-Type has none (default entry only; it must be a `utf-*` charset).
    * @default 'utf-8'
    */
-  defaultCharset?: string
+  defaultCharset?: string | undefined
   /**
    * What to do with an own `__proto__` key anywhere in the parsed body (after `reviver`): keep it, remove
    * it, or refuse the body with 400 `entity.parse.failed`. Such a key is harmless in `req.body` itself
@@ -84,7 +106,7 @@ export interface TextOptions extends BaseOptions {
    * Charset used when the Content-Type has none.
    * @default 'utf-8'
    */
-  defaultCharset?: string
+  defaultCharset?: string | undefined
 }
 
 /** Options of `urlencoded()` in the legacy entry (body-parser 1.x). */
@@ -93,17 +115,17 @@ export interface LegacyUrlencodedOptions extends BaseOptions {
    * true: qs's nested syntax (`a[b]=1`); false: flat pairs like Node's querystring.
    * @default true (deprecated: pass it explicitly)
    */
-  extended?: boolean
+  extended?: boolean | undefined
   /**
    * Maximum number of parameters; more gives 413 `parameters.too.many`.
    * @default 1000
    */
-  parameterLimit?: number
+  parameterLimit?: number | undefined
   /**
    * Maximum nesting depth in extended mode; deeper input gives 400 `querystring.parse.rangeError`.
    * @default 32
    */
-  depth?: number
+  depth?: number | undefined
 }
 
 /** Options of `urlencoded()` in the default entry (body-parser 2.x). */
@@ -112,25 +134,47 @@ export interface UrlencodedOptions extends LegacyUrlencodedOptions {
    * true: qs's nested syntax (`a[b]=1`); false: flat pairs.
    * @default false
    */
-  extended?: boolean
+  extended?: boolean | undefined
   /**
    * Charset used when the Content-Type has none: `'utf-8'` or `'iso-8859-1'`.
    * @default 'utf-8'
    */
-  defaultCharset?: 'utf-8' | 'iso-8859-1' | (string & Record<never, never>)
+  defaultCharset?: 'utf-8' | 'iso-8859-1' | (string & Record<never, never>) | undefined
   /**
    * Let a `utf8` form field (`utf8=✓`) choose between utf-8 and iso-8859-1; the field is then dropped.
    * @default false
    */
-  charsetSentinel?: boolean
+  charsetSentinel?: boolean | undefined
   /**
    * Decode `&#9786;`-style numeric entities in iso-8859-1 forms.
    * @default false
    */
-  interpretNumericEntities?: boolean
+  interpretNumericEntities?: boolean | undefined
 }
 
-/** The request-independent settings every parser shares, validated. */
+/** What the promise API takes besides a parser's options. */
+export interface ReadOptions {
+  /**
+   * The response, when there is one: passed to `verify`, and used as the middlewares use it, to close the
+   * connection (`Connection: close`) after the answer when a refused body is too large to read off.
+   * Without it, `verify` gets `undefined` and such a connection is left to the server's timeouts.
+   */
+  res?: ServerResponse | undefined
+}
+
+/** Options of {@link readJson}: those of `json()` and `res`. */
+export type ReadJsonOptions = JsonOptions & ReadOptions
+/** Options of {@link readRaw}: those of `raw()` and `res`. */
+export type ReadRawOptions = RawOptions & ReadOptions
+/** Options of {@link readText}: those of `text()` and `res`. */
+export type ReadTextOptions = TextOptions & ReadOptions
+/** Options of {@link readUrlencoded}: those of `urlencoded()` and `res`. */
+export type ReadUrlencodedOptions = UrlencodedOptions & ReadOptions
+
+/**
+ * The request-independent settings every parser shares, validated.
+ * @internal
+ */
 export interface CommonSettings {
   readonly inflate: boolean
   readonly limit: number
@@ -140,12 +184,18 @@ export interface CommonSettings {
   readonly defaultCharset: string | undefined
 }
 
-/** Loosely typed options as callers may really pass them (JavaScript callers, `null`). */
+/**
+ * Loosely typed options as callers may really pass them (JavaScript callers, `null`).
+ * @internal
+ */
 export type AnyOptions = Record<string, unknown> | null | undefined
 
 const DEFAULT_LIMIT = 102400
 
-/** Validates the options every parser shares; throws body-parser's TypeErrors for bad values. */
+/**
+ * Validates the options every parser shares; throws body-parser's TypeErrors for bad values.
+ * @internal
+ */
 export function normalizeCommonOptions (options: AnyOptions): CommonSettings {
   const given = options ?? {}
   // Security (GHSA-v422-hmwv-36x6): a limit `bytes` cannot read must fail here, never mean "no limit".

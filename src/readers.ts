@@ -1,7 +1,7 @@
 // The promise API (readJson, readRaw, readText, readUrlencoded): the middlewares' pipeline, for code that is not connect-style.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createReadSettings } from './factories'
-import type { AnyOptions, JsonOptions, RawOptions, TextOptions, UrlencodedOptions } from './options'
+import type { AnyOptions, ReadJsonOptions, ReadRawOptions, ReadTextOptions, ReadUrlencodedOptions } from './options'
 import { readBody, type ReadSettings } from './read'
 import type { ParserDefinition } from './parsers/definition'
 import { jsonDefinition } from './parsers/json'
@@ -9,25 +9,6 @@ import { rawDefinition } from './parsers/raw'
 import { textDefinition } from './parsers/text'
 import { urlencodedDefinition } from './parsers/urlencoded'
 import { modern, type Variant } from './variants'
-
-/** What the promise API takes besides a parser's options. */
-export interface ReadOptions {
-  /**
-   * The response, when there is one: passed to `verify`, and used as the middlewares use it, to close the
-   * connection (`Connection: close`) after the answer when a refused body is too large to read off.
-   * Without it, `verify` gets `undefined` and such a connection is left to the server's timeouts.
-   */
-  res?: ServerResponse | undefined
-}
-
-/** Options of {@link readJson}: those of `json()` and `res`. */
-export type ReadJsonOptions = JsonOptions & ReadOptions
-/** Options of {@link readRaw}: those of `raw()` and `res`. */
-export type ReadRawOptions = RawOptions & ReadOptions
-/** Options of {@link readText}: those of `text()` and `res`. */
-export type ReadTextOptions = TextOptions & ReadOptions
-/** Options of {@link readUrlencoded}: those of `urlencoded()` and `res`. */
-export type ReadUrlencodedOptions = UrlencodedOptions & ReadOptions
 
 /** The callback a reader passes to the pipeline as `next`: an error, or the parsed body (none when skipped). */
 type ReadCallback = (err?: unknown, body?: unknown) => void

@@ -2,9 +2,7 @@
 import type { IncomingMessage } from 'node:http'
 import typeis from 'type-is'
 import type { ContentTypeInfo } from './content-type'
-
-/** The `type` option: media types, extension names, wildcards and `+suffix` forms, or a predicate. */
-export type TypeOption = string | readonly string[] | ((req: IncomingMessage) => unknown)
+import type { TypeOption } from './options'
 
 /** Decides per request whether the middleware parses it, given the request's Content-Type as read once. */
 export type TypeMatcher = (req: IncomingMessage, contentType: ContentTypeInfo) => boolean

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test'
 
 const root = path.join(__dirname, '..')
 const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
-const errorsSource = readFileSync(path.join(root, 'src', 'errors.ts'), 'utf8')
+const typesSource = readFileSync(path.join(root, 'src', 'types.ts'), 'utf8')
 const optionsSource = readFileSync(path.join(root, 'src', 'options.ts'), 'utf8')
 
 /** The README section under a heading (`## Errors`, `### bodykit.json(...)`), up to the next heading of its level or above. */
@@ -40,10 +40,10 @@ function firstColumn (text: string): string[] {
   return values
 }
 
-/** The string literals of the `BodyErrorType` union in src/errors.ts. */
+/** The string literals of the public `BodyParserErrorType` union in src/types.ts. */
 function errorTypesInCode (): string[] {
-  const declaration = /export type BodyErrorType =([^]*?)\n\n/.exec(errorsSource)
-  assert.ok(declaration, 'src/errors.ts has no BodyErrorType union')
+  const declaration = /export type BodyParserErrorType =([^]*?)\n\n/.exec(typesSource)
+  assert.ok(declaration, 'src/types.ts has no BodyParserErrorType union')
   return [...declaration[1].matchAll(/\|\s*'([^']+)'/g)].map((match) => match[1])
 }
 
@@ -69,9 +69,9 @@ const SECTION_OF: Record<string, string> = {
 const INTERNAL = new Set(['CommonSettings'])
 
 describe('README', () => {
-  it('lists exactly the error types of BodyErrorType in its errors table', () => {
+  it('lists exactly the error types of BodyParserErrorType in its errors table', () => {
     const inCode = errorTypesInCode()
-    assert.ok(inCode.length >= 11, 'parsed too few error types from src/errors.ts: ' + inCode.join(', '))
+    assert.ok(inCode.length >= 11, 'parsed too few error types from src/types.ts: ' + inCode.join(', '))
     const inReadme = firstColumn(section('## Errors'))
     assert.equal(new Set(inReadme).size, inReadme.length, 'the errors table repeats a type')
     assert.deepEqual([...inReadme].sort(), [...inCode].sort())
@@ -93,6 +93,13 @@ describe('README', () => {
         assert.ok(documented.includes(property), name + '.' + property + ' is not in the table under ' + heading)
       }
     }
+  })
+
+  it('shows in TypeScript the error handler that the compile matrix compiles (test/types/consumer)', () => {
+    const example = /```ts\n([^]*?)```/.exec(section('## TypeScript'))
+    assert.ok(example, 'no ts example in the TypeScript section')
+    const fixture = readFileSync(path.join(root, 'test', 'types', 'consumer', 'readme.bodykit.mts'), 'utf8')
+    assert.ok(fixture.includes(example[1]), 'the example differs from test/types/consumer/readme.bodykit.mts')
   })
 
   it('has a section for each factory and for both entries\' differences', () => {

@@ -9,8 +9,7 @@ import { serve } from '../helpers/server'
 const FORM = 'application/x-www-form-urlencoded'
 
 for (const entry of entries) {
-  // The four factories only: the default entry's module also carries the promise API (tested in readers.test.ts).
-  const factories = (['json', 'raw', 'text', 'urlencoded'] as const).map((name) => [name, entry.parsers[name]] as [string, (options?: Record<string, unknown> | null) => unknown])
+  const factories = (['json', 'raw', 'text', 'urlencoded'] as const).map((name) => [name, entry.parsers[name]] as const)
   const { urlencoded } = entry.parsers
 
   describe(`${entry.name} entry: options common to every factory`, () => {

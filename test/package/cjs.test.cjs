@@ -75,6 +75,42 @@ describe('require(\'bodykit/legacy\')', () => {
   })
 })
 
+/** Runs one middleware on a server with a body that fails and returns what `isBodyParserError` said of the error. */
+async function guardSays (middleware, isBodyParserError, contentType, body) {
+  let said
+  const server = http.createServer((req, res) => {
+    middleware(req, res, (err) => {
+      said = isBodyParserError(err)
+      res.setHeader('connection', 'close')
+      res.end()
+    })
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  try {
+    await (await fetch(`http://127.0.0.1:${server.address().port}/`, { method: 'POST', headers: { 'content-type': contentType }, body })).arrayBuffer()
+    return said
+  } finally {
+    server.closeAllConnections()
+    server.close()
+  }
+}
+
+describe('isBodyParserError', () => {
+  const bodykit = require('bodykit')
+  const legacy = require('bodykit/legacy')
+
+  it('is exported by both entries, as one function', () => {
+    assert.equal(typeof bodykit.isBodyParserError, 'function')
+    assert.equal(legacy.isBodyParserError, bodykit.isBodyParserError)
+  })
+
+  it('recognises the errors of either entry and nothing else', async () => {
+    assert.equal(await guardSays(bodykit.json(), legacy.isBodyParserError, 'application/json', '{'), true)
+    assert.equal(await guardSays(legacy.urlencoded({ extended: false, parameterLimit: 1 }), bodykit.isBodyParserError, 'application/x-www-form-urlencoded', 'a&b'), true)
+    assert.equal(bodykit.isBodyParserError(Object.assign(new Error('x'), { status: 400, type: 'entity.parse.failed' })), false)
+  })
+})
+
 describe('the exports map', () => {
   it('lists only ".", "./legacy" and "./package.json"', () => {
     const pkg = require('bodykit/package.json')

@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { describe, it } from 'node:test'
-import bodykit, { json, raw, text, urlencoded, readJson, readRaw, readText, readUrlencoded } from 'bodykit'
+import bodykit, { isBodyParserError, json, raw, text, urlencoded, readJson, readRaw, readText, readUrlencoded } from 'bodykit'
 import legacy, * as legacyNamespace from 'bodykit/legacy'
+import { isBodyParserError as isLegacyError } from 'bodykit/legacy'
 
 const GENERIC_SPLIT = 'The bodyParser() generic has been split into individual middleware to use instead.'
 
@@ -13,7 +14,7 @@ async function parseThrough (middleware, contentType, body) {
   const server = http.createServer((req, res) => {
     middleware(req, res, (err) => {
       res.setHeader('connection', 'close')
-      res.end(JSON.stringify(err ? { error: err.type } : { body: Buffer.isBuffer(req.body) ? req.body.toString('hex') : req.body }))
+      res.end(JSON.stringify(err ? { error: err.type, guard: isBodyParserError(err) } : { body: Buffer.isBuffer(req.body) ? req.body.toString('hex') : req.body }))
     })
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -61,7 +62,19 @@ describe('import from \'bodykit\'', () => {
   it('parses requests', async () => {
     assert.deepEqual(await parseThrough(json(), 'application/json', '{"esm":true}'), { body: { esm: true } })
     assert.deepEqual(await parseThrough(raw(), 'application/octet-stream', 'ab'), { body: '6162' })
-    assert.deepEqual(await parseThrough(json(), 'application/json; charset=latin1', '{}'), { error: 'charset.unsupported' })
+    assert.deepEqual(await parseThrough(json(), 'application/json; charset=latin1', '{}'), { error: 'charset.unsupported', guard: true })
+  })
+})
+
+describe('isBodyParserError as a named import', () => {
+  it('is the same function from both entries and on the default exports', () => {
+    assert.equal(typeof isBodyParserError, 'function')
+    assert.deepEqual([isLegacyError, bodykit.isBodyParserError, legacy.isBodyParserError], [isBodyParserError, isBodyParserError, isBodyParserError])
+  })
+
+  it('recognises a legacy error and rejects a look-alike', async () => {
+    assert.deepEqual(await parseThrough(legacyNamespace.json(), 'application/json', '['), { error: 'entity.parse.failed', guard: true })
+    assert.equal(isLegacyError({ status: 400, statusCode: 400, expose: true, type: 'entity.parse.failed' }), false)
   })
 })
 

@@ -145,4 +145,25 @@ async function readAll (req: IncomingMessage, res: ServerResponse): Promise<void
   void [parsed, bytes, textBody, form, viaDefault, options, others]
 }
 
-export const checked = { middlewares, asFunction, never, app, actions, ownOptions, legacyRequest, untyped, readAll }
+
+// The error guard narrows to a union discriminated by `type`; extra properties need narrowing first.
+declare const failure: unknown
+if (bodykit.isBodyParserError(failure)) {
+  const status: number = failure.status
+  // @ts-expect-error only entity.too.large errors have `limit`
+  console.log(status, failure.limit)
+  if (failure.type === 'entity.too.large') console.log(failure.limit)
+}
+// @ts-expect-error not an error type of bodykit
+const unknownType: bodykit.BodyParserErrorType = 'entity.unknown'
+// @ts-expect-error the guard takes one value
+legacy.isBodyParserError()
+
+// @types/body-parser's names are the same types as bodykit's.
+const sameJson: bodykit.OptionsJson = jsonOptions
+const sameForm: legacy.OptionsUrlencoded = legacyUrlencodedOptions
+// @ts-expect-error legacy's OptionsUrlencoded has no charsetSentinel
+const legacyForm: legacy.OptionsUrlencoded = { charsetSentinel: true }
+const modules: [bodykit.BodyParser, legacy.BodyParser] = [bodykit, legacy]
+
+export const checked = { middlewares, asFunction, never, app, unknownType, sameJson, sameForm, legacyForm, modules, actions, ownOptions, legacyRequest, untyped, readAll }

@@ -1,0 +1,48 @@
+// Build step after tsc: keeps only the .d.ts files the entries reach, and checks they are self-contained.
+// A consumer compiling with skipLibCheck false reads every declaration an entry reaches, so those may import
+// nothing but `node:*` and each other, and the modules besides the entries may declare types only.
+import { readFileSync, readdirSync, rmSync } from 'node:fs'
+import path from 'node:path'
+
+const dist = path.join(import.meta.dirname, '..', 'dist')
+const ENTRIES = ['index.d.ts', 'legacy.d.ts']
+
+/** The module specifiers a declaration file imports or references. */
+function specifiersOf (text) {
+  const found = []
+  for (const match of text.matchAll(/(?:^|\s)(?:import|export)\b[^'";]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm)) {
+    found.push(match[1] ?? match[2] ?? match[3])
+  }
+  for (const match of text.matchAll(/\/\/\/\s*<reference\s+(?:types|path)="([^"]+)"/g)) found.push('reference:' + match[1])
+  return found
+}
+
+const problems = []
+const reached = new Set()
+const pending = [...ENTRIES]
+while (pending.length > 0) {
+  const file = pending.pop()
+  if (reached.has(file)) continue
+  reached.add(file)
+  const text = readFileSync(path.join(dist, file), 'utf8')
+  if (!ENTRIES.includes(file) && /^(?:export )?declare (?:function|const|let|var|class|enum)\b/m.test(text)) {
+    problems.push(file + ' is reached from an entry but declares values: mark internal exports `/** @internal */` or move them out')
+  }
+  for (const specifier of specifiersOf(text)) {
+    if (specifier.startsWith('node:')) continue
+    if (specifier.startsWith('./') || specifier.startsWith('../')) {
+      pending.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)).replace(/(\.js)?$/, '.d.ts'))
+      continue
+    }
+    problems.push(file + ' imports "' + specifier + '", which a consumer may not have: only node:* and the public modules are allowed')
+  }
+}
+if (problems.length > 0) {
+  console.error('prune-declarations:\n  ' + problems.join('\n  '))
+  process.exit(1)
+}
+
+for (const file of readdirSync(dist, { recursive: true })) {
+  if (file.endsWith('.d.ts') && !reached.has(file.split(path.sep).join('/'))) rmSync(path.join(dist, file))
+}
+console.log('prune-declarations: kept ' + [...reached].sort().join(', '))

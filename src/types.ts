@@ -1,0 +1,117 @@
+// Public types of both entries besides the options: the middleware, the module shapes and the errors.
+// Its declarations are published: it may import only `node:*` types and ./options, and declares types only.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { BaseOptions, JsonOptions, LegacyUrlencodedOptions, TextOptions, UrlencodedOptions } from './options'
+
+/**
+ * A connect/Express middleware (connect's `NextHandleFunction`): after it ran, `req.body` holds the parsed
+ * body. `next` takes `any`, as in @types/body-parser, so existing callbacks keep compiling.
+ */
+export type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: any) => void) => void // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Options of `bodykit/legacy`'s deprecated generic parser: those of json, text and urlencoded (`type` is ignored). */
+export type GenericOptions = JsonOptions & TextOptions & LegacyUrlencodedOptions
+
+/** The default entry's module (`require('bodykit')`): the four factories, and a generic that throws. */
+export interface BodyParser {
+  /**
+   * body-parser 2.x removed the generic parser: calling it always throws.
+   * @deprecated use the individual json and urlencoded middlewares
+   */
+  (options?: JsonOptions & TextOptions & UrlencodedOptions | null): never
+  /** Parses JSON bodies (`application/json` by default) into `req.body`. */
+  json (options?: JsonOptions | null): Middleware
+  /** Reads `application/octet-stream` bodies (by default) into a Buffer on `req.body`. */
+  raw (options?: BaseOptions | null): Middleware
+  /** Decodes `text/plain` bodies (by default) into a string on `req.body`. */
+  text (options?: TextOptions | null): Middleware
+  /** Parses `application/x-www-form-urlencoded` bodies (by default) into an object on `req.body`. */
+  urlencoded (options?: UrlencodedOptions | null): Middleware
+}
+
+/** `bodykit/legacy`'s module: body-parser 1.x's four factories and its deprecated generic. */
+export interface LegacyBodyParser {
+  /**
+   * body-parser 1.x's generic: json, then urlencoded, sharing every option except `type`.
+   * @deprecated use the individual json and urlencoded middlewares
+   */
+  (options?: GenericOptions | null): Middleware
+  /** Parses JSON bodies (`application/json` by default) into `req.body`, as body-parser 1.x. */
+  json (options?: JsonOptions | null): Middleware
+  /** Reads `application/octet-stream` bodies (by default) into a Buffer on `req.body`, as body-parser 1.x. */
+  raw (options?: BaseOptions | null): Middleware
+  /** Decodes `text/plain` bodies (by default) into a string on `req.body`, as body-parser 1.x. */
+  text (options?: TextOptions | null): Middleware
+  /** Parses form bodies into `req.body`, as body-parser 1.x (`extended` defaults to true, deprecated). */
+  urlencoded (options?: LegacyUrlencodedOptions | null): Middleware
+}
+
+/** Every `type` string of the errors bodykit passes to `next` (README, section Errors). */
+export type BodyParserErrorType =
+  | 'charset.unsupported'
+  | 'encoding.unsupported'
+  | 'entity.parse.failed'
+  | 'entity.too.large'
+  | 'entity.verify.failed'
+  | 'parameters.too.many'
+  | 'querystring.parse.rangeError'
+  | 'request.aborted'
+  | 'request.size.invalid'
+  | 'stream.encoding.set'
+  | 'stream.not.readable'
+
+/** What every error bodykit passes to `next` has: it is an http-errors `HttpError`. */
+export interface BodyParserErrorBase extends Error {
+  /** The status to answer with; a status set on an error thrown by `verify` or a reviver is kept. */
+  status: number
+  /** The same as `status`. */
+  statusCode: number
+  /** Whether the message may be shown to the client: true below 500. */
+  expose: boolean
+}
+
+/** The properties each error `type` adds to those of {@link BodyParserErrorBase}. */
+export interface BodyParserErrorProperties {
+  /** 415: the charset, lower-case. */
+  'charset.unsupported': { charset: string }
+  /** 415: the Content-Encoding. */
+  'encoding.unsupported': { encoding: string }
+  /** 400: the decoded body the parser rejected. */
+  'entity.parse.failed': { body: string }
+  /** 413: `limit`, and either the declared length (`expected`, `length`) or the bytes `received`. */
+  'entity.too.large': { limit: number, expected?: number, length?: number, received?: number }
+  /** 403: the raw body `verify` rejected. */
+  'entity.verify.failed': { body: Buffer }
+  /** 413: the decoded form. */
+  'parameters.too.many': { body: string }
+  /** 400: the decoded form. */
+  'querystring.parse.rangeError': { body: string }
+  /** 400: the bytes received and the declared length (null without a Content-Length). */
+  'request.aborted': { code: 'ECONNABORTED', expected: number | null, length: number | null, received: number }
+  /** 400: the bytes received and the declared length. */
+  'request.size.invalid': { expected: number, length: number, received: number }
+  /** 500: no extra property. */
+  'stream.encoding.set': Record<never, never>
+  /** 500: no extra property. */
+  'stream.not.readable': Record<never, never>
+}
+
+/**
+ * An error passed on without a `type`: zlib's for a corrupt or truncated compressed body (400, with zlib's
+ * `code` such as `Z_DATA_ERROR` and `errno`), or another error the request stream emitted (its own status, else 400).
+ */
+export interface BodyParserStreamError extends BodyParserErrorBase {
+  type?: undefined
+  code?: string
+  errno?: number
+}
+
+/** The error of one `type`, with that type's properties. */
+export type BodyParserErrorOf<T extends BodyParserErrorType> = BodyParserErrorBase & { type: T } & BodyParserErrorProperties[T]
+
+/**
+ * An error bodykit passes to `next`, as recognised by `isBodyParserError`: a union discriminated by `type`,
+ * so `switch (err.type)` narrows each case and can be checked for exhaustiveness (`case undefined` is
+ * {@link BodyParserStreamError}).
+ */
+export type BodyParserError = { [T in BodyParserErrorType]: BodyParserErrorOf<T> }[BodyParserErrorType] | BodyParserStreamError

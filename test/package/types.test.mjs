@@ -1,0 +1,123 @@
+// Compile matrix: consumer fixtures (test/types/consumer) type-checked against the packed package, and against
+// body-parser + @types/body-parser, for Express 4 and 5, in every module setting a TypeScript app uses.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+const root = path.resolve(import.meta.dirname, '../..')
+const fixtures = path.join(root, 'test/types/consumer')
+const tsc = path.join(root, 'node_modules/typescript/bin/tsc')
+
+/** The compiler settings of each configuration; every one is strict, with skipLibCheck off. */
+const CONFIGS = [
+  // TypeScript's default for `module: commonjs`, still common in Express apps (reads `typesVersions`, not `exports`).
+  { name: 'node10', module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true },
+  { name: 'node16', module: 'node16', moduleResolution: 'node16', esModuleInterop: true },
+  { name: 'node16 without esModuleInterop', module: 'node16', moduleResolution: 'node16', esModuleInterop: false },
+  { name: 'nodenext', module: 'nodenext', moduleResolution: 'nodenext', esModuleInterop: true },
+  { name: 'nodenext without esModuleInterop', module: 'nodenext', moduleResolution: 'nodenext', esModuleInterop: false },
+  { name: 'bundler', module: 'preserve', moduleResolution: 'bundler', esModuleInterop: true },
+  { name: 'bundler without esModuleInterop', module: 'preserve', moduleResolution: 'bundler', esModuleInterop: false },
+  { name: 'nodenext with exactOptionalPropertyTypes', module: 'nodenext', moduleResolution: 'nodenext', esModuleInterop: true, exactOptionalPropertyTypes: true }
+]
+
+/** Where each Express major's types come from in this repo's node_modules (v4 under an npm alias). */
+const EXPRESS_TYPES = { 4: '@types/express-4', 5: '@types/express' }
+
+/** Finds an installed package the way Node does: in node_modules folders from `from` upwards. */
+function findPackage (name, from) {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'node_modules', name)
+    if (existsSync(path.join(candidate, 'package.json'))) return candidate
+    if (dir === path.dirname(dir)) throw new Error('cannot find ' + name + ' from ' + from)
+  }
+}
+
+/** Copies a package (as `name`) and its dependencies, flat, into a project's node_modules: no links, no network. */
+function copyPackage (nodeModules, name, source, copied = new Set()) {
+  if (copied.has(name)) return
+  copied.add(name)
+  cpSync(source, path.join(nodeModules, name), { recursive: true, dereference: true, filter: (file) => !file.slice(source.length).includes('node_modules') })
+  const { dependencies = {} } = JSON.parse(readFileSync(path.join(source, 'package.json'), 'utf8'))
+  for (const dependency of Object.keys(dependencies)) copyPackage(nodeModules, dependency, findPackage(dependency, source), copied)
+}
+
+/** The fixtures a configuration compiles: default imports in CommonJS files need esModuleInterop (or a bundler). */
+function fixturesFor (dir, config) {
+  return readdirSync(dir).filter((file) => /\.m?ts$/.test(file) &&
+    (!file.endsWith('.interop.ts') || config.esModuleInterop || config.moduleResolution === 'bundler'))
+}
+
+let work
+let tarball
+
+before(async () => {
+  assert.ok(existsSync(path.join(root, 'dist/index.d.ts')), 'run `npm run build` before this test')
+  work = mkdtempSync(path.join(os.tmpdir(), 'bodykit-types-'))
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: root })
+  tarball = path.join(work, JSON.parse(stdout)[0].filename)
+  for (const major of Object.keys(EXPRESS_TYPES)) {
+    const project = path.join(work, 'express' + major)
+    const nodeModules = path.join(project, 'node_modules')
+    mkdirSync(path.join(nodeModules, 'bodykit'), { recursive: true })
+    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'commonjs' }))
+    // bodykit as npm installs it: the tarball's files. Its runtime dependencies are left out on purpose:
+    // its declarations must need none of them.
+    await run('tar', ['-xzf', tarball, '-C', path.join(nodeModules, 'bodykit'), '--strip-components=1'])
+    copyPackage(nodeModules, '@types/express', findPackage(EXPRESS_TYPES[major], root))
+    copyPackage(nodeModules, '@types/node', findPackage('@types/node', root))
+    // The same fixtures against body-parser: only the module names change (bodykit-only fixtures are left out).
+    cpSync(fixtures, path.join(project, 'bodykit'), { recursive: true })
+    mkdirSync(path.join(project, 'body-parser'))
+    for (const file of readdirSync(fixtures).filter((name) => !name.includes('.bodykit.'))) {
+      const text = readFileSync(path.join(fixtures, file), 'utf8').replace(/'bodykit(\/legacy)?'/g, "'body-parser'")
+      writeFileSync(path.join(project, 'body-parser', file), text)
+    }
+  }
+})
+
+after(() => {
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+it('packs only the entries\' and public modules\' declarations, which import nothing but node:* and each other', async () => {
+  const { stdout } = await run('tar', ['-tzf', tarball])
+  const declarations = stdout.split('\n').filter((file) => file.endsWith('.d.ts')).sort()
+  assert.deepEqual(declarations, ['package/dist/index.d.ts', 'package/dist/legacy.d.ts', 'package/dist/options.d.ts', 'package/dist/types.d.ts'])
+  for (const file of declarations) {
+    const text = readFileSync(path.join(work, 'express5/node_modules/bodykit', file.slice('package/'.length)), 'utf8')
+    for (const [, specifier] of text.matchAll(/from '([^']+)'/g)) {
+      assert.match(specifier, /^(node:|\.\/(options|types)$)/, file + ' imports ' + specifier)
+    }
+  }
+})
+
+// One compiler run per Express major and configuration checks both targets' fixtures (they share the
+// parsing of @types/node and @types/express); two runs at a time, each is a few seconds of CPU.
+describe('the consumer fixtures compile (strict, skipLibCheck false) against the packed bodykit and against body-parser + @types/body-parser', { concurrency: 2 }, () => {
+  for (const major of Object.keys(EXPRESS_TYPES)) {
+    for (const config of CONFIGS) {
+      it(`Express ${major}, ${config.name}`, async () => {
+        const project = path.join(work, 'express' + major)
+        const { name, ...options } = config
+        const files = ['bodykit', 'body-parser'].flatMap((target) => fixturesFor(path.join(project, target), config).map((file) => target + '/' + file))
+        assert.ok(files.length >= 10, 'too few fixtures: ' + files.join(', '))
+        const tsconfig = path.join(project, 'tsconfig.' + name.replace(/\W+/g, '-') + '.json')
+        writeFileSync(tsconfig, JSON.stringify({
+          compilerOptions: { ...options, strict: true, skipLibCheck: false, noEmit: true, target: 'ES2022', lib: ['ES2022'], types: ['node'] },
+          files
+        }, null, 2))
+        try {
+          await run(process.execPath, [tsc, '-p', tsconfig], { cwd: project })
+        } catch (err) {
+          assert.fail(`tsc failed for Express ${major}, ${name} (files under body-parser/ are the body-parser run):\n${err.stdout}${err.stderr}`)
+        }
+      })
+    }
+  }
+})

@@ -63,7 +63,8 @@ const SECTION_OF: Record<string, string> = {
   JsonOptions: '### bodykit.json(',
   TextOptions: '### bodykit.text(',
   LegacyUrlencodedOptions: '### bodykit.urlencoded(',
-  UrlencodedOptions: '### bodykit.urlencoded('
+  UrlencodedOptions: '### bodykit.urlencoded(',
+  ReadOptions: '## Promise API'
 }
 // Internal shapes, not options a caller passes.
 const INTERNAL = new Set(['CommonSettings'])

@@ -37,6 +37,9 @@ export const AT_ONCE_MAX_LIMIT = 256 * 1024
 /** zlib's output chunk (16 KiB): the streaming path hands raw-body the inflated bytes in chunks of this size. */
 const CHUNK = zlib.constants.Z_DEFAULT_CHUNK
 
+/** What a failed synchronous call leaves (no body). */
+const EMPTY = Buffer.alloc(0)
+
 /**
  * Inflates a whole compressed body in one zlib call, stopping once the output is past `limit`, and calls
  * back (synchronously when on the loop) with the body, or with the error the streaming path gives: zlib's
@@ -45,13 +48,13 @@ const CHUNK = zlib.constants.Z_DEFAULT_CHUNK
  * whole inflated size, if smaller).
  */
 export function inflateAtOnce (inflater: InflaterAtOnce, input: Buffer, limit: number,
-  callback: (err: Error | null, body: Buffer) => void): void {
+  callback: (err: Error | null, body?: Buffer) => void): void {
   // The stream is stopped at the first chunk boundary past `limit`: inflate no further.
   const options = { maxOutputLength: (Math.floor(limit / CHUNK) + 1) * CHUNK }
   const settle = (err: Error | null, body: Buffer): void => {
-    if (err !== null && (err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') callback(errors.entityTooLarge(limit, options.maxOutputLength), body)
-    else if (err === null && body.length > limit) callback(errors.entityTooLarge(limit, body.length), body)
-    else callback(err, body)
+    if (err !== null) callback((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE' ? errors.entityTooLarge(limit, options.maxOutputLength) : err)
+    else if (body.length > limit) callback(errors.entityTooLarge(limit, body.length))
+    else callback(null, body)
   }
   if (!inflater.onLoop(input, limit)) {
     inflater.async(input, options, settle)
@@ -66,8 +69,6 @@ export function inflateAtOnce (inflater: InflaterAtOnce, input: Buffer, limit: n
   }
   settle(null, body)
 }
-
-const EMPTY = Buffer.alloc(0)
 
 /**
  * Whether a br body is inflated at once within bounds. `maxOutputLength` alone does not bound brotli's work:

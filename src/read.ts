@@ -111,9 +111,9 @@ function readThenInflate (settings: ReadSettings, req: BodyRequest, res: ServerR
     }
     // compat(v1, v2): body-parser's decompressor ends after the request, which Node destroys once it ended
     // (right after this callback): next() sees it so.
-    process.nextTick(inflateAtOnce, inflater, wire, limit, function onInflated (error: Error | null, body: Buffer) {
+    process.nextTick(inflateAtOnce, inflater, wire, limit, function onInflated (error: Error | null, body?: Buffer) {
       if (error) fail(req, res, next, error)
-      else finish(settings, req, res, next, body, charset)
+      else finish(settings, req, res, next, body as Buffer, charset)
     })
   })
 }

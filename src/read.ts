@@ -80,7 +80,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   }
   if (contentEncoding !== 'identity') {
     const inflater = settings.variant.inflatersAtOnce.get(contentEncoding)
-    if (inflater !== undefined && settings.limit <= AT_ONCE_MAX_LIMIT && isReadable(req)) readThenInflate(settings, req, res, next, inflater, charset)
+    if (inflater !== undefined && settings.limit <= AT_ONCE_MAX_LIMIT && isUntouched(req)) readThenInflate(settings, req, res, next, inflater, charset)
     else readInflated(settings, req, res, next, contentEncoding, charset)
     return
   }
@@ -122,7 +122,7 @@ function readThenInflate (settings: ReadSettings, req: BodyRequest, res: ServerR
  * Whether raw-body can read the request as it stands. A request with an encoding set, already read or
  * paused keeps the streaming path, which gives body-parser's answers for these developer errors.
  */
-function isReadable (req: BodyRequest): boolean {
+function isUntouched (req: BodyRequest): boolean {
   return req.readableEncoding === null && req.readable && req.readableFlowing !== false
 }
 

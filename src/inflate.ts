@@ -75,7 +75,7 @@ export function inflateAtOnce (inflater: InflaterAtOnce, input: Buffer, limit: n
  * the decoder fills its ring buffer (up to the 16 MiB window) before it outputs anything, so a bomb
  * could block the loop for tens of milliseconds. It sizes that buffer to the meta-block length, though, so
  * a body whose first meta-block is its last and holds at most `limit` bytes is safe (RFC 7932 §9.1, §9.2):
- * what one-piece encoders send for a small body. Anything else takes the streaming path.
+ * what encoders send for a small body. Any other br body is inflated in one call on the thread pool.
  */
 export function isSmallBrotli (input: Buffer, limit: number): boolean {
   let at = 0
@@ -84,7 +84,7 @@ export function isSmallBrotli (input: Buffer, limit: number): boolean {
     for (let i = 0; i < count; i++, at++) value |= ((input[at >> 3] >> (at & 7)) & 1) << i
     return value
   }
-  // WBITS: 1, 4 or 7 bits; 0b0010001 announces a large window, which Node's decoder refuses (streaming says so).
+  // WBITS takes 1, 4 or 7 bits; 0b0010001 announces a large window, which the decoder refuses (and says so).
   if (bits(1) === 1 && bits(3) === 0 && bits(3) === 1) return false
   if (bits(1) === 0) return false // ISLAST
   if (bits(1) === 1) return true // ISLASTEMPTY: nothing to inflate

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { endToEnd } from './end-to-end'
 import { hostile } from './hostile'
 import { inProcess } from './in-process'
+import { loopBlock } from './loop-block'
 import { memory } from './memory'
 import { bodykitOptions } from './options'
 import { forms } from './urlencoded-scaling'
@@ -14,6 +15,7 @@ import { loadTargets } from './targets'
 /** In run order. A later section (e.g. hostile inputs) only needs an entry here. */
 const sections: Record<string, Section> = {
   'in-process': inProcess,
+  'loop-block': loopBlock,
   'end-to-end': endToEnd,
   memory,
   hostile,

@@ -42,6 +42,13 @@ function loadEntry (entry: string): { parsers: Parsers, source: string } | null 
   return null
 }
 
+/** The floor inflates in one synchronous call, with no bound at all. */
+const floorInflaters: Record<string, (body: Buffer) => Buffer> = {
+  gzip: (body) => zlib.gunzipSync(body),
+  deflate: (body) => zlib.inflateSync(body),
+  br: (body) => zlib.brotliDecompressSync(body)
+}
+
 /** Reads the whole body with no checks at all: the cost every parser pays at least. */
 function floorReader (parse: (body: Buffer) => unknown): Middleware {
   return (req, _res, next) => {
@@ -49,8 +56,9 @@ function floorReader (parse: (body: Buffer) => unknown): Middleware {
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('error', next)
     req.on('end', () => {
-      let body = Buffer.concat(chunks)
-      if (req.headers['content-encoding'] === 'gzip') body = zlib.gunzipSync(body)
+      let body: Buffer = Buffer.concat(chunks)
+      const inflate = floorInflaters[req.headers['content-encoding'] ?? '']
+      if (inflate) body = inflate(body)
       ;(req as IncomingMessage & { body?: unknown }).body = parse(body)
       next()
     })

@@ -417,6 +417,9 @@ add('json encoding: corrupt deflate', 'json', undefined, { contentType: CT.json,
 add('json encoding: corrupt br', 'json', undefined, { contentType: CT.json, headers: [['Content-Encoding', 'br']], body: bytes(0xff, 0xff, 0xff, 0xff) })
 const BIG_TEXT = 'z'.repeat(4096)
 add('text encoding: gzip over limit when inflated', 'text', { limit: '1kb' }, { contentType: CT.text, headers: [['Content-Encoding', 'gzip']], body: gzip(BIG_TEXT) })
+// The rule for `received` on a 413 after inflation applies to bodies sent in pieces (harness.ts, applyInflatedCountRule).
+add('text encoding: gzip over limit when inflated, in pieces', 'text', { limit: '1kb' }, { contentType: CT.text, headers: [['Content-Encoding', 'gzip']], body: gzip(BIG_TEXT), splits: [12, 30, 60] })
+add('text encoding: deflate over limit when inflated, in pieces', 'text', { limit: 100 }, { contentType: CT.text, headers: [['Content-Encoding', 'deflate']], body: deflate(BIG_TEXT), splits: [3, 40] })
 add('text encoding: gzip under limit when inflated', 'text', { limit: '5kb' }, { contentType: CT.text, headers: [['Content-Encoding', 'gzip']], body: gzip(BIG_TEXT) })
 add('text encoding: deflate over limit when inflated', 'text', { limit: 100 }, { contentType: CT.text, headers: [['Content-Encoding', 'deflate']], body: deflate(BIG_TEXT) })
 add('json encoding: gzip with verify sees inflated bytes', 'json', { verify: 'verifyRecord' }, { contentType: CT.json, headers: [['Content-Encoding', 'gzip']], body: GZ })

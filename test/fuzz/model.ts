@@ -297,11 +297,25 @@ export function checkVerdict (input: FuzzInput, wire: Wire, delivered: number, m
   if (reference.calls === 0) {
     assert.fail(`body-parser never called next; bodykit gave ${JSON.stringify(mine.err ? describeError(mine.err) : shape(mine.body))}`)
   }
+  if (compressed && isInflatedTooLarge(mine.err, input.limit) && isInflatedTooLarge(reference.err, input.limit)) {
+    // `received` on a 413 after inflation (README, Differences): body-parser counts the zlib output chunks read
+    // so far, which depend on how the body was split on the wire; bodykit, inflating a small body at once,
+    // gives the count for a body in one piece. Both are past `limit` by at most one 16 KiB chunk (checked
+    // here); the rest of the error must be the same.
+    assert.deepEqual({ ...describeError(mine.err as HttpErrorLike), received: 'past limit' }, { ...describeError(reference.err as HttpErrorLike), received: 'past limit' })
+    return
+  }
   if (reference.err || mine.err) {
     assert.deepEqual(mine.err ? describeError(mine.err) : { body: shape(mine.body) }, reference.err ? describeError(reference.err) : { body: shape(reference.body) })
     return
   }
   assert.deepEqual(shape(mine.body), shape(reference.body))
+}
+
+/** A 413 counted after inflation: `received` past `limit` by at most one 16 KiB zlib output chunk. */
+function isInflatedTooLarge (err: HttpErrorLike | undefined, limit: number): boolean {
+  const received = err?.received
+  return err?.type === 'entity.too.large' && typeof received === 'number' && received > limit && received <= limit + 16 * 1024
 }
 
 function isStricter (input: FuzzInput, wire: Wire, delivered: number, err: HttpErrorLike): boolean {

@@ -1,0 +1,94 @@
+// One-shot inflation: a small compressed body, read off the wire first, inflated in one synchronous zlib call.
+import zlib from 'node:zlib'
+import * as errors from './errors'
+
+interface Options { maxOutputLength: number }
+
+/**
+ * How one Content-Encoding is inflated in one zlib call (a variant's data): `sync` on the event loop when
+ * `onLoop` says its work is bounded for this input, else `async` (the same call, on zlib's thread pool).
+ */
+export interface InflaterAtOnce {
+  readonly sync: (input: Buffer, options: Options) => Buffer
+  readonly async: (input: Buffer, options: Options, callback: (err: Error | null, body: Buffer) => void) => void
+  readonly onLoop: (input: Buffer, limit: number) => boolean
+}
+
+/** gzip and deflate: zlib writes its output as it goes, so `maxOutputLength` bounds the work. */
+function always (): boolean {
+  return true
+}
+
+/** The one-shot inflaters of gzip and deflate (both entries) and br (the default entry). */
+export const atOnce: Readonly<Record<'gzip' | 'deflate' | 'br', InflaterAtOnce>> = {
+  gzip: { sync: zlib.gunzipSync, async: zlib.gunzip, onLoop: always },
+  deflate: { sync: zlib.inflateSync, async: zlib.inflate, onLoop: always },
+  br: { sync: zlib.brotliDecompressSync, async: zlib.brotliDecompress, onLoop: isSmallBrotli }
+}
+
+/**
+ * The largest `limit` (in bytes) for which a compressed body is read first and then inflated in one call on
+ * the event loop; a larger `limit` keeps the streaming path, where zlib works on the thread pool. At most
+ * this many compressed bytes are read and at most one 16 KiB chunk more than this is inflated, so one
+ * request blocks the loop for a bounded time (measured by `npm run bench`, README Performance).
+ */
+export const AT_ONCE_MAX_LIMIT = 256 * 1024
+
+/** zlib's output chunk (16 KiB): the streaming path hands raw-body the inflated bytes in chunks of this size. */
+const CHUNK = zlib.constants.Z_DEFAULT_CHUNK
+
+/** What a failed synchronous call leaves (no body). */
+const EMPTY = Buffer.alloc(0)
+
+/**
+ * Inflates a whole compressed body in one zlib call, stopping once the output is past `limit`, and calls
+ * back (synchronously when on the loop) with the body, or with the error the streaming path gives: zlib's
+ * own (message, `code`, `errno`), or a 413 whose `received` is what body-parser reports when the body
+ * arrives in one piece: the inflated size at the end of the first 16 KiB output chunk past `limit` (or the
+ * whole inflated size, if smaller).
+ */
+export function inflateAtOnce (inflater: InflaterAtOnce, input: Buffer, limit: number,
+  callback: (err: Error | null, body?: Buffer) => void): void {
+  // The stream is stopped at the first chunk boundary past `limit`: inflate no further.
+  const options = { maxOutputLength: (Math.floor(limit / CHUNK) + 1) * CHUNK }
+  const settle = (err: Error | null, body: Buffer): void => {
+    if (err !== null) callback((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE' ? errors.entityTooLarge(limit, options.maxOutputLength) : err)
+    else if (body.length > limit) callback(errors.entityTooLarge(limit, body.length))
+    else callback(null, body)
+  }
+  if (!inflater.onLoop(input, limit)) {
+    inflater.async(input, options, settle)
+    return
+  }
+  let body: Buffer
+  try {
+    body = inflater.sync(input, options)
+  } catch (err) {
+    settle(err as Error, EMPTY)
+    return
+  }
+  settle(null, body)
+}
+
+/**
+ * Whether a br body is inflated at once within bounds. `maxOutputLength` alone does not bound brotli's work:
+ * the decoder fills its ring buffer (up to the 16 MiB window) before it outputs anything, so a bomb
+ * could block the loop for tens of milliseconds. It sizes that buffer to the meta-block length, though, so
+ * a body whose first meta-block is its last and holds at most `limit` bytes is safe (RFC 7932 §9.1, §9.2):
+ * what encoders send for a small body. Any other br body is inflated in one call on the thread pool.
+ */
+export function isSmallBrotli (input: Buffer, limit: number): boolean {
+  let at = 0
+  const bits = (count: number): number => {
+    let value = 0
+    for (let i = 0; i < count; i++, at++) value |= ((input[at >> 3] >> (at & 7)) & 1) << i
+    return value
+  }
+  // WBITS takes 1, 4 or 7 bits; 0b0010001 announces a large window, which the decoder refuses (and says so).
+  if (bits(1) === 1 && bits(3) === 0 && bits(3) === 1) return false
+  if (bits(1) === 0) return false // ISLAST
+  if (bits(1) === 1) return true // ISLASTEMPTY: nothing to inflate
+  const nibbles = bits(2)
+  if (nibbles === 3) return false // a metadata block cannot be last: the decoder reports the error
+  return bits((nibbles + 4) * 4) + 1 <= limit
+}

@@ -1,0 +1,180 @@
+// Issue 11: small compressed bodies are read off the wire, then inflated in one zlib call, with the streaming path's answers and bounds.
+import assert from 'node:assert/strict'
+import { Readable, type Transform } from 'node:stream'
+import { describe, it } from 'node:test'
+import zlib from 'node:zlib'
+import { AT_ONCE_MAX_LIMIT, atOnce, inflateAtOnce, isSmallBrotli, type InflaterAtOnce } from '../../src/inflate'
+import { MiB, endRequest, entries, fakeRequest, fakeResponse, sleep, tick, type HttpErrorLike, type Middleware } from './helpers'
+
+const LIMIT = 100 * 1024
+const CHUNK = 16 * 1024
+const streams: Record<string, () => Transform> = {
+  gzip: () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress()
+}
+const compressors: Record<string, (input: Buffer | string) => Buffer> = {
+  gzip: (input) => zlib.gzipSync(input),
+  deflate: (input) => zlib.deflateSync(input),
+  br: (input) => zlib.brotliCompressSync(input)
+}
+const encodings = Object.keys(streams) as Array<keyof typeof atOnce>
+
+function viaAtOnce (inflater: InflaterAtOnce, input: Buffer, limit: number): Promise<{ err: (Error & Record<string, unknown>) | null, body?: Buffer }> {
+  return new Promise((resolve) => inflateAtOnce(inflater, input, limit, (err, body) => resolve({ err: err as (Error & Record<string, unknown>) | null, body })))
+}
+
+/** What a decompression stream read by body-parser's rules gives for the whole input written at once. */
+function viaStream (encoding: string, input: Buffer, limit: number): Promise<{ err: (Error & Record<string, unknown>) | null, body?: Buffer }> {
+  return new Promise((resolve) => {
+    const stream = streams[encoding]()
+    const chunks: Buffer[] = []
+    let received = 0
+    stream.on('data', (chunk: Buffer) => {
+      received += chunk.length
+      chunks.push(chunk)
+      if (received > limit) {
+        stream.destroy()
+        resolve({ err: Object.assign(new Error('request entity too large'), { received }) as unknown as Error & Record<string, unknown> })
+      }
+    })
+    stream.on('error', (err) => resolve({ err: err as Error & Record<string, unknown> }))
+    stream.on('end', () => resolve({ err: null, body: Buffer.concat(chunks) }))
+    stream.end(input)
+  })
+}
+
+const describeErr = (err: (Error & Record<string, unknown>) | null): unknown =>
+  err === null ? null : { message: err.message, code: err.code, errno: err.errno, received: err.received }
+
+describe('one-shot inflation (src/inflate.ts)', () => {
+  for (const encoding of encodings) {
+    const good = compressors[encoding](JSON.stringify({ list: Array.from({ length: 3000 }, (_, i) => i) }))
+    const inputs: Record<string, Buffer> = {
+      valid: good,
+      truncated: good.subarray(0, good.length - 7),
+      'cut in half': good.subarray(0, good.length >> 1),
+      corrupt: Buffer.concat([good.subarray(0, 12), Buffer.from('not compressed data at all'), good.subarray(-8)]),
+      empty: Buffer.alloc(0),
+      'trailing bytes': Buffer.concat([good, Buffer.from('trailing')]),
+      'one byte': Buffer.from([0x1f]),
+      bomb: compressors[encoding](Buffer.alloc(8 * MiB)),
+      'just over the limit': compressors[encoding](Buffer.alloc(LIMIT + 5, 0x20))
+    }
+    for (const [name, input] of Object.entries(inputs)) {
+      it(`${encoding}, ${name}: the body or error a stream gives for it in one piece`, async () => {
+        const [mine, stream] = await Promise.all([viaAtOnce(atOnce[encoding], input, LIMIT), viaStream(encoding, input, LIMIT)])
+        assert.deepEqual(describeErr(mine.err), describeErr(stream.err))
+        assert.deepEqual(mine.body, stream.body)
+        if (mine.err?.received !== undefined) {
+          assert.equal(mine.err.status, 413)
+          assert.equal(mine.err.type, 'entity.too.large')
+          assert.equal(mine.err.limit, LIMIT)
+        }
+      })
+    }
+  }
+
+  it('a bomb stops at the first 16 KiB output chunk past the limit, on the loop or on the thread pool', async () => {
+    for (const encoding of encodings) {
+      for (const onLoop of [true, false]) {
+        const inflater = { ...atOnce[encoding], onLoop: () => onLoop }
+        const { err } = await viaAtOnce(inflater, compressors[encoding](Buffer.alloc(64 * MiB)), LIMIT)
+        assert.deepEqual([err?.status, err?.received], [413, Math.ceil((LIMIT + 1) / CHUNK) * CHUNK], `${encoding}, on loop: ${onLoop}`)
+      }
+    }
+  })
+
+  it('br takes the loop only when its first meta-block is its last and within the limit', () => {
+    const quality = (q: number, lgwin = 22): zlib.BrotliOptions => ({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: q, [zlib.constants.BROTLI_PARAM_LGWIN]: lgwin } })
+    const json = JSON.stringify(Array.from({ length: 4000 }, (_, i) => ({ i, s: 'x' + i })))
+    // Node's default quality (11) and a middle one; the fastest qualities may split a body into several.
+    for (const q of [5, 11]) {
+      for (const lgwin of [16, 22, 24]) assert.ok(isSmallBrotli(zlib.brotliCompressSync(json, quality(q, lgwin)), LIMIT), `q${q} w${lgwin}`)
+    }
+    assert.ok(isSmallBrotli(zlib.brotliCompressSync(''), LIMIT), 'an empty stream')
+    assert.ok(!isSmallBrotli(zlib.brotliCompressSync(json), 1000), 'a meta-block over the limit')
+    assert.ok(!isSmallBrotli(zlib.brotliCompressSync(Buffer.alloc(64 * MiB), quality(5, 24)), LIMIT), 'a bomb with a 16 MiB window')
+    assert.ok(!isSmallBrotli(Buffer.alloc(0), LIMIT), 'no bytes: the decoder reports it')
+    assert.ok(!isSmallBrotli(Buffer.from([0x11, 0x00]), LIMIT), 'a large-window stream')
+  })
+})
+
+/** Pushes `body` in `pieces` chunks, one per turn of the event loop, then ends the request; resolves with what next got. */
+async function send (mw: Middleware, headers: Record<string, string>, body: Buffer, pieces: number): Promise<{ err?: HttpErrorLike, body?: unknown }> {
+  const req = fakeRequest('transfer-encoding' in headers ? headers : { 'content-length': String(body.length), ...headers })
+  const result: { err?: HttpErrorLike, body?: unknown, done: boolean } = { done: false }
+  mw(req, fakeResponse(req), (err) => {
+    result.done = true
+    result.err = err as HttpErrorLike | undefined
+    result.body = (req as { body?: unknown }).body
+  })
+  const size = Math.ceil(body.length / pieces)
+  for (let i = 0; i < body.length; i += size) {
+    req.push(body.subarray(i, i + size))
+    await tick()
+  }
+  endRequest(req)
+  for (let i = 0; i < 200 && !result.done; i++) await sleep(2)
+  return result
+}
+
+/** Counts the bytes decompression streams push: zero when a body was inflated in one call. */
+async function streamedBytes (work: () => Promise<unknown>): Promise<number> {
+  let total = 0
+  const classes = [zlib.Gunzip, zlib.Inflate, zlib.BrotliDecompress] as unknown as { prototype: Readable }[]
+  for (const c of classes) {
+    c.prototype.push = function push (this: Readable, chunk: Buffer | null, encoding?: BufferEncoding): boolean {
+      if (chunk) total += chunk.length
+      return Readable.prototype.push.call(this, chunk, encoding)
+    }
+  }
+  try {
+    await work()
+  } finally {
+    for (const c of classes) delete (c.prototype as { push?: unknown }).push
+  }
+  return total
+}
+
+for (const entry of entries) {
+  describe(`one-shot inflation in the pipeline (${entry.name} entry)`, () => {
+    const headers = { 'content-type': 'application/json', 'content-encoding': 'gzip' }
+    const json = JSON.stringify({ list: Array.from({ length: 20000 }, (_, i) => i) })
+
+    it(`inflates at once up to a limit of ${AT_ONCE_MAX_LIMIT} bytes, and streams above it, with the same body`, async () => {
+      const body = zlib.gzipSync(json)
+      let small: unknown
+      let large: unknown
+      assert.equal(await streamedBytes(async () => { small = (await send(entry.bodykit.json({ limit: AT_ONCE_MAX_LIMIT }), headers, body, 3)).body }), 0)
+      assert.ok(await streamedBytes(async () => { large = (await send(entry.bodykit.json({ limit: AT_ONCE_MAX_LIMIT + 1 }), headers, body, 3)).body }) > 0)
+      assert.deepEqual(small, JSON.parse(json))
+      assert.deepEqual(large, small)
+    })
+
+    it('a 413 after inflation: received is past the limit by at most one 16 KiB chunk, and body-parser\'s own when in one piece', async () => {
+      const body = zlib.gzipSync(JSON.stringify({ text: 'lorem ipsum '.repeat(10000) }))
+      const limit = 20000
+      for (const pieces of [1, 4, 17]) {
+        const [mine, reference] = await Promise.all([
+          send(entry.bodykit.json({ limit }), headers, body, pieces),
+          send(entry.reference.json({ limit }), headers, body, pieces)
+        ])
+        for (const err of [mine.err, reference.err]) {
+          assert.deepEqual([err?.status, err?.type, err?.message, err?.limit], [413, 'entity.too.large', 'request entity too large', limit])
+          assert.ok((err?.received as number) > limit && (err?.received as number) <= limit + CHUNK, `received ${String(err?.received)}`)
+        }
+        if (pieces === 1) assert.equal(mine.err?.received, reference.err?.received)
+      }
+    })
+
+    it('the wire bytes count first: a compressed body over the limit on the wire gets 413 on its wire size', async () => {
+      // Stored blocks (level 0): the wire size is the inflated size.
+      const body = zlib.gzipSync(' '.repeat(3 * LIMIT), { level: 0 })
+      assert.ok(body.length > LIMIT)
+      const mine = await send(entry.bodykit.json({ limit: LIMIT }), { ...headers, 'transfer-encoding': 'chunked' }, body, 8)
+      assert.deepEqual([mine.err?.status, mine.err?.type], [413, 'entity.too.large'])
+      assert.ok((mine.err?.received as number) > LIMIT && (mine.err?.received as number) <= body.length)
+    })
+  })
+}

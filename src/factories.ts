@@ -36,6 +36,7 @@ function createReadSettings (definition: ParserDefinition, options: AnyOptions, 
     inflate: common.inflate,
     limit: common.limit,
     verify: common.verify,
+    discard: common.discard,
     parse
   }
 }

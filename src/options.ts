@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import bytes from 'bytes'
 import type { TypeOption } from './type-match'
+import { DEFAULT_DISCARD, type DiscardBudget } from './wire'
 
 /** Called with the raw (inflated) body before it is decoded; throw to reject the request with 403. */
 export type VerifyFunction = (req: IncomingMessage, res: ServerResponse, buf: Buffer, encoding: string | null) => void
@@ -25,6 +26,20 @@ export interface BaseOptions {
   type?: TypeOption
   /** Called as `verify(req, res, buf, encoding)` before parsing; throwing rejects the body (403). */
   verify?: VerifyFunction
+  /**
+   * After answering with an error (a 413, a 415...), at most this much of the rest of the body is read and
+   * thrown away, so that a client that reads the response only once its upload is done still gets it; past
+   * it the connection is closed. A body declared larger is not read at all. Bytes, or a string for the
+   * `bytes` module; `Infinity` reads everything, as body-parser does.
+   * @default '64mb'
+   */
+  discardLimit?: number | string | undefined
+  /**
+   * How long (milliseconds, from the answer) the rest of a refused body may take to arrive within
+   * `discardLimit`; a body that stalls for 5 s is given up on earlier. Raise it for slow uplinks.
+   * @default 30000
+   */
+  discardTime?: number | undefined
 }
 
 /** Options of `json()`. */
@@ -105,6 +120,7 @@ export interface CommonSettings {
   readonly type: TypeOption | undefined
   readonly verify: VerifyFunction | false
   readonly defaultCharset: string | undefined
+  readonly discard: DiscardBudget
 }
 
 /** Loosely typed options as callers may really pass them (JavaScript callers, `null`). */
@@ -127,10 +143,27 @@ export function normalizeCommonOptions (options: AnyOptions): CommonSettings {
     throw new TypeError('option verify must be function')
   }
   return {
+    discard: normalizeDiscard(given),
     inflate: given.inflate !== false,
     limit,
     type: (given.type || undefined) as TypeOption | undefined,
     verify: verify as VerifyFunction | false,
     defaultCharset: (given.defaultCharset || undefined) as string | undefined
   }
+}
+
+/** The after-error read-off budget; a value that is not a size or a duration throws, never meaning "no bound". */
+function normalizeDiscard (given: Record<string, unknown>): DiscardBudget {
+  const { discardLimit, discardTime } = given
+  const bytesLimit = discardLimit === undefined || discardLimit === null
+    ? DEFAULT_DISCARD.bytes
+    : bytes.parse(discardLimit as string | number)
+  if (typeof bytesLimit !== 'number' || !(bytesLimit >= 0)) {
+    throw new TypeError('option discardLimit "' + String(discardLimit) + '" is invalid')
+  }
+  const ms = discardTime === undefined || discardTime === null ? DEFAULT_DISCARD.ms : discardTime
+  if (typeof ms !== 'number' || !(ms >= 0)) {
+    throw new TypeError('option discardTime must be a zero or a positive number')
+  }
+  return { bytes: bytesLimit, ms }
 }

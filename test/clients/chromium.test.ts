@@ -1,0 +1,152 @@
+// Issue 9: headless Chromium drives the playground page; for each request it must see what it sees with body-parser, 413s included.
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import type { Browser, Page } from 'playwright-core'
+import { entries } from '../hostile/helpers'
+import { chromiumPath, launchChromium, pageForm, pageSend, skipReason, startPlayground, visible, type ParserModule, type Seen } from './drivers'
+
+const MiB = 1024 * 1024
+const skip = skipReason('chromium', chromiumPath)
+
+/** One page per server: the playground with bodykit, and with body-parser. */
+interface Side { page: Page, url: string, close: () => Promise<void> }
+
+describe('headless Chromium against the playground', { skip }, () => {
+  let browser: Browser
+  before(async () => { browser = await launchChromium() })
+  after(async () => { await browser?.close() })
+
+  for (const entry of entries) {
+    describe(`${entry.name} entry vs ${entry.name === 'default' ? 'body-parser 2' : 'body-parser 1'}`, () => {
+      let sides: Side[] = []
+      before(async () => {
+        sides = await Promise.all([entry.bodykit, entry.reference].map(async (parsers) => {
+          const server = await startPlayground(parsers as unknown as ParserModule)
+          const page = await browser.newPage()
+          page.setDefaultTimeout(60_000)
+          await page.goto(server.url)
+          return { page, ...server }
+        }))
+      })
+      after(async () => {
+        for (const side of sides) {
+          await side.page.close()
+          await side.close()
+        }
+      })
+
+      /** Runs `act` on the bodykit page, then on the body-parser page; asserts they saw the same; returns bodykit's. */
+      async function same (act: (page: Page, url: string) => Promise<Seen>): Promise<Seen> {
+        const [mine, reference] = [await act(sides[0].page, sides[0].url), await act(sides[1].page, sides[1].url)]
+        assert.deepEqual(visible(mine), visible(reference))
+        return mine
+      }
+
+      /** Clicks a button of the page and reads the answer its result box shows. */
+      async function click (page: Page, button: string, box: string): Promise<Seen> {
+        const count = Number(await page.getAttribute(box, 'data-count') ?? 0)
+        await page.click(button)
+        await page.waitForFunction(([box, count]) => Number((document.querySelector(box) as HTMLElement).dataset.count ?? 0) > count, [box, count] as const)
+        const answer = JSON.parse(await page.getAttribute(box, 'data-result') as string) as { status: number }
+        return { status: answer.status, answer }
+      }
+
+      it('the page\'s utf-8 form (é, 漢字, an emoji, repeated checkboxes, nested names) is parsed as body-parser parses it', async () => {
+        const seen = await same((page) => click(page, '#utf8 button', '#out-utf8'))
+        assert.deepEqual(seen.answer, { status: 200, type: null, body: { name: 'Zoë 漢字 😀', address: { city: 'Paris' }, colour: ['red', 'green'], tags: ['new', 'urgent'] } })
+      })
+
+      it('a form with a[b][c] and a[] names', async () => {
+        const seen = await same((page) => pageForm(page, '/try/form', [['a[b][c]', 'deep'], ['list[]', 'one'], ['list[]', 'two'], ['x', 'é 漢字 😀']]))
+        assert.deepEqual(seen.answer, { status: 200, type: null, body: { a: { b: { c: 'deep' } }, list: ['one', 'two'], x: 'é 漢字 😀' } })
+      })
+
+      it('the page\'s ISO-8859-1 form with the utf8=✓ sentinel (é, and ☃ sent as a numeric entity)', async () => {
+        const seen = await same((page) => click(page, '#latin1 button', '#out-latin1'))
+        assert.equal(seen.status, 200)
+        // Only body-parser 2 reads charsetSentinel and interpretNumericEntities; 1.x decodes the bytes as utf-8.
+        if (entry.name === 'default') assert.deepEqual((seen.answer as { body: unknown }).body, { word: 'café ☃' })
+      })
+
+      it('the page\'s text/plain form', async () => {
+        const seen = await same((page) => click(page, '#plain button', '#out-plain'))
+        assert.deepEqual(seen.answer, { status: 200, type: null, body: 'note=hello é 漢字\r\n' })
+      })
+
+      it('a multipart form is skipped, not parsed', async () => {
+        const seen = await same((page) => pageForm(page, '/try/form', [['a', '1']], { enctype: 'multipart/form-data' }))
+        assert.deepEqual(seen.answer, { status: 200, type: null, body: entry.name === 'default' ? null : {} })
+      })
+
+      it('the page\'s JSON and gzip-compressed JSON sent with fetch', async () => {
+        const body = { name: 'Ada', langs: ['en', 'fr'], admin: false }
+        assert.deepEqual((await same((page) => click(page, '#send-json', '#out-json'))).answer, { status: 200, type: null, body })
+        assert.deepEqual((await same((page) => click(page, '#send-gzip', '#out-json'))).answer, { status: 200, type: null, body })
+      })
+
+      it('malformed JSON typed into the page gives 400 entity.parse.failed', async () => {
+        const seen = await same(async (page) => {
+          await page.fill('#json-text', '{"name": "Ada')
+          return click(page, '#send-json', '#out-json')
+        })
+        assert.equal(seen.status, 400)
+        assert.equal((seen.answer as { type: string }).type, 'entity.parse.failed')
+      })
+
+      it('a deflate body made with CompressionStream, a URLSearchParams body and an unknown charset', async () => {
+        const deflated = await same((page) => page.evaluate(async () => {
+          const body = await new Response(new Blob(['{"packed":"é"}']).stream().pipeThrough(new CompressionStream('deflate'))).blob()
+          const res = await fetch('/try/json', { method: 'POST', body, headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'deflate' } })
+          return { status: res.status, answer: await res.json() }
+        }))
+        assert.deepEqual(deflated.answer, { status: 200, type: null, body: { packed: 'é' } })
+        const params = await same((page) => page.evaluate(async () => {
+          const res = await fetch('/try/form', { method: 'POST', body: new URLSearchParams([['q', 'a&b=c'], ['n[]', '1'], ['n[]', '2']]) })
+          return { status: res.status, answer: await res.json() }
+        }))
+        assert.deepEqual(params.answer, { status: 200, type: null, body: { q: 'a&b=c', n: ['1', '2'] } })
+        const charset = await same((page) => pageSend(page, 'fetch', '/try/json', { text: '{}', type: 'application/json; charset=klingon' }))
+        assert.equal(charset.status, 415)
+        assert.equal((charset.answer as { type: string }).type, 'charset.unsupported')
+      })
+
+      it('navigator.sendBeacon', async () => {
+        const seen = await same(async (page) => {
+          const marker = Math.random().toString(36).slice(2)
+          assert.equal(await page.evaluate((marker) => navigator.sendBeacon('/try/json', new Blob([JSON.stringify({ beacon: marker })], { type: 'application/json' })), marker), true)
+          // The sender never sees the answer: the server keeps the last one.
+          let last: { status: number, body: { beacon: string } | null } = { status: 0, body: null }
+          for (let tries = 0; tries < 200 && last.body?.beacon !== marker; tries++) {
+            await new Promise((resolve) => setTimeout(resolve, 50))
+            last = await page.evaluate(async () => (await fetch('/try/last')).json()) ?? last
+          }
+          assert.equal(last.body?.beacon, marker)
+          return { status: last.status, answer: { ...last, body: { beacon: 'marker' } } }
+        })
+        assert.equal(seen.status, 200)
+      })
+
+      it('the page\'s file upload of 5 KB to the 1 KB route gives the 413', async () => {
+        const seen = await same(async (page) => {
+          await page.setInputFiles('#file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.alloc(5000, 'a') })
+          return click(page, '#send-file', '#out-upload')
+        })
+        assert.equal(seen.status, 413)
+      })
+
+      for (const size of [5, 50]) {
+        for (const how of ['fetch', 'xhr', 'form'] as const) {
+          // 50 MiB costs seconds: XHR is tried at 5 MiB, and the 50 MiB form on the default entry only.
+          if (size === 50 && (how === 'xhr' || (how === 'form' && entry.name === 'legacy'))) continue
+          it(`a ${size} MiB upload by ${how} to the 1 KB route: the page receives the 413, not a network error`, async () => {
+            const seen = await same((page) => how === 'form'
+              ? pageForm(page, '/try/upload', [], {}, size * MiB)
+              : pageSend(page, how, '/try/upload', { size: size * MiB, type: 'application/octet-stream' }))
+            assert.equal(seen.status, 413, seen.error)
+            assert.equal((seen.answer as { type: string }).type, 'entity.too.large')
+          })
+        }
+      }
+    })
+  }
+})

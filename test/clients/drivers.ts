@@ -68,74 +68,20 @@ export async function launchChromium (): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath as string, args: ['--no-sandbox', '--disable-gpu'], timeout: 30_000 })
 }
 
-/** In the page: sends `size` zero bytes (or `text`) with fetch or XHR and reports the status and answer, or the network error. */
-export function pageSend (page: Page, how: 'fetch' | 'xhr', url: string, body: { size?: number, text?: string, type: string, encoding?: string }): Promise<Seen> {
-  return page.evaluate(async ([how, url, body]) => {
-    const started = performance.now()
-    const data = body.size !== undefined ? new Uint8Array(body.size) : body.text as string
-    const headers: Record<string, string> = { 'Content-Type': body.type }
-    if (how === 'fetch') {
-      try {
-        const res = await fetch(url, { method: 'POST', body: data, headers })
-        const text = await res.text()
-        return { status: res.status, answer: JSON.parse(text), ms: performance.now() - started }
-      } catch (err) {
-        return { status: 0, error: String(err), ms: performance.now() - started }
-      }
-    }
-    return await new Promise<Seen>((resolve) => {
-      const xhr = new XMLHttpRequest()
-      xhr.open('POST', url)
-      xhr.setRequestHeader('Content-Type', body.type)
-      xhr.onload = () => resolve({ status: xhr.status, answer: JSON.parse(xhr.responseText), ms: performance.now() - started })
-      xhr.onerror = () => resolve({ status: 0, error: 'XHR network error', ms: performance.now() - started })
-      xhr.send(data)
-    })
-  }, [how, url, body] as const)
+/** Opens the playground at `url` in a new page, with page-helpers.js as `globalThis.bodykitTest`. */
+export async function openPlayground (browser: Browser, url: string): Promise<Page> {
+  const page = await browser.newPage()
+  page.setDefaultTimeout(60_000)
+  await page.addInitScript({ path: join(__dirname, 'page-helpers.js') })
+  await page.goto(url)
+  return page
 }
 
-/**
- * In the page: a real <form> post into a fresh hidden frame; resolves with the answer the frame loaded.
- * `fields` are [name, value] pairs (repeated names allowed); `bigField` adds a field of that many characters.
- */
-export function pageForm (page: Page, action: string, fields: Array<[string, string]>, attributes: Record<string, string> = {}, bigField = 0): Promise<Seen> {
-  return page.evaluate(([action, fields, attributes, bigField]) => new Promise<Seen>((resolve) => {
-    const started = performance.now()
-    const name = 'frame-' + Math.random().toString(36).slice(2)
-    const frame = document.createElement('iframe')
-    frame.name = name
-    frame.style.display = 'none'
-    document.body.append(frame)
-    const form = document.createElement('form')
-    form.method = 'post'
-    form.action = action
-    form.target = name
-    for (const [key, value] of Object.entries(attributes)) form.setAttribute(key, value)
-    // No named helper here: the function is sent to the page as text, where a transpiler's helpers do not exist.
-    const all = bigField > 0 ? [...fields, ['big', 'x'.repeat(bigField)]] : fields
-    for (const [key, value] of all) {
-      const input = document.createElement('input')
-      input.type = 'hidden'
-      input.name = key
-      input.value = value
-      form.append(input)
-    }
-    document.body.append(form)
-    frame.addEventListener('load', () => {
-      const doc = frame.contentDocument
-      const text = doc?.body?.innerText ?? ''
-      const ms = performance.now() - started
-      form.remove()
-      frame.remove()
-      try {
-        const answer = JSON.parse(text) as { status: number }
-        resolve({ status: answer.status, answer, ms })
-      } catch {
-        resolve({ status: 0, error: 'the frame loaded no answer: ' + (doc?.location.href ?? '') + ' ' + text.slice(0, 100), ms })
-      }
-    })
-    form.submit()
-  }), [action, fields, attributes, bigField] as const)
+type PageHelper = (...args: unknown[]) => unknown
+
+/** Calls a helper of page-helpers.js in the page (the browser runs it: no DOM types are needed here). */
+export function inPage<T = Seen> (page: Page, helper: string, ...args: unknown[]): Promise<T> {
+  return page.evaluate(([helper, args]) => (globalThis as unknown as { bodykitTest: Record<string, PageHelper> }).bodykitTest[helper](...args), [helper, args] as const) as Promise<T>
 }
 
 function run (file: string, args: string[], input?: string): Promise<{ stdout: string, stderr: string, code: number }> {
@@ -197,7 +143,7 @@ export async function python (url: string, headers: Record<string, string>, body
 }
 
 /** Posts with Node's fetch; `body` may be a stream (sent chunked, `duplex: 'half'`). */
-export async function nodeFetch (url: string, headers: Record<string, string>, body: BodyInit): Promise<Seen> {
+export async function nodeFetch (url: string, headers: Record<string, string>, body: RequestInit['body']): Promise<Seen> {
   const started = performance.now()
   try {
     const res = await fetch(url, { method: 'POST', headers, body, duplex: 'half' } as RequestInit)

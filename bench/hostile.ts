@@ -19,7 +19,23 @@ const LIMIT = 100 * 1024
 const ABORTS = 10_000
 
 type Framing = 'chunked' | 'declared'
-interface HostileCase { name: string, encoding?: string, framing: Framing, size: number, body?: () => Buffer | Promise<Buffer> }
+interface HostileCase {
+  name: string
+  encoding?: string
+  framing: Framing
+  size: number
+  body?: () => Buffer | Promise<Buffer>
+  /** Keep sending after the response, until the server closes the connection (a hostile client ignores the 413). */
+  persist?: boolean
+  /** Send TRICKLE bytes every TRICKLE_MS instead of as fast as the server reads, for at most TRICKLE_FOR_MS. */
+  trickle?: boolean
+  /** Run against these targets only (a trickled case lasts TRICKLE_FOR_MS per target). */
+  only?: string[]
+}
+
+const TRICKLE = 16 * 1024
+const TRICKLE_MS = 50
+const TRICKLE_FOR_MS = 35_000
 
 /** 1 GiB of zeros compressed, streamed through the compressor once and cached in the temp directory. */
 async function bomb (encoding: string): Promise<Buffer> {
@@ -63,10 +79,14 @@ const cases: HostileCase[] = [
   { name: 'zstd bomb (1 GiB of zeros)', encoding: 'zstd', framing: 'chunked', size: 0, body: () => bomb('zstd') },
   { name: '32 MiB gzip inflating to nothing', encoding: 'gzip', framing: 'chunked', size: 0, body: () => emptyGzip(32 * MiB) },
   { name: '1 GiB declared, streamed', framing: 'declared', size: GiB },
-  { name: '1 GiB chunked, streamed', framing: 'chunked', size: GiB }
+  { name: '1 GiB chunked, streamed', framing: 'chunked', size: GiB },
+  { name: '1 GiB declared, blasted past the 413', framing: 'declared', size: GiB, persist: true },
+  { name: '1 GiB chunked, blasted past the 413', framing: 'chunked', size: GiB, persist: true },
+  { name: `1 GiB declared, trickled (${TRICKLE / 1024} KiB / ${TRICKLE_MS} ms)`, framing: 'declared', size: GiB, persist: true, trickle: true, only: ['body-parser 2', 'bodykit'] },
+  { name: `1 GiB chunked, trickled (${TRICKLE / 1024} KiB / ${TRICKLE_MS} ms)`, framing: 'chunked', size: GiB, persist: true, trickle: true, only: ['body-parser 2', 'bodykit'] }
 ]
 
-interface Measure { verdictMs: number, cpuMs: number, rssMiB: number, readMiB: number, status: number | null, ms: number }
+interface Measure { verdictMs: number, cpuMs: number, rssMiB: number, readMiB: number, heldS: number, status: number | null, ms: number }
 
 /** Parent: runs every case against every target (body-parser 2, bodykit, body-parser 1, bodykit/legacy). */
 export async function hostile (ctx: Context): Promise<SectionResult> {
@@ -77,12 +97,13 @@ export async function hostile (ctx: Context): Promise<SectionResult> {
     const body = await c.body?.()
     if (c.encoding === 'zstd' && !body?.length) ctx.log('  zstd: this Node has no zstd, every target answers 415')
     const measures = new Map<string, Measure>()
-    for (const target of targets) {
+    const caseTargets = targets.filter((t) => !c.only || c.only.includes(t.id))
+    for (const target of caseTargets) {
       const measure = await runCase(target.id, c, body ?? Buffer.alloc(0))
       measures.set(target.id, measure)
-      ctx.log(`  ${c.name} / ${target.id}: ${measure.status} in ${measure.ms.toFixed(0)} ms, CPU ${measure.verdictMs.toFixed(1)} ms to next(), ${measure.cpuMs.toFixed(1)} ms until closed, RSS +${measure.rssMiB.toFixed(1)} MiB, read ${measure.readMiB.toFixed(2)} MiB`)
+      ctx.log(`  ${c.name} / ${target.id}: ${measure.status} in ${measure.ms.toFixed(0)} ms, CPU ${measure.verdictMs.toFixed(1)} ms to next(), ${measure.cpuMs.toFixed(1)} ms until closed, RSS +${measure.rssMiB.toFixed(1)} MiB, read ${measure.readMiB.toFixed(2)} MiB, connection held ${measure.heldS.toFixed(1)} s`)
     }
-    for (const target of targets) {
+    for (const target of caseTargets) {
       const m = measures.get(target.id) as Measure
       const base = measures.get(target.baseline) as Measure
       const row = (metric: string, value: number, baseValue: number, unit: string): Row => ({
@@ -93,7 +114,8 @@ export async function hostile (ctx: Context): Promise<SectionResult> {
         row('server CPU to next()', m.verdictMs, base.verdictMs, 'ms'),
         row('server CPU until closed', m.cpuMs, base.cpuMs, 'ms'),
         row('RSS growth', m.rssMiB, base.rssMiB, 'MiB'),
-        row('bytes read', m.readMiB, base.readMiB, 'MiB')
+        row('bytes read', m.readMiB, base.readMiB, 'MiB'),
+        row('connection held', m.heldS, base.heldS, 's')
       )
     }
   }
@@ -108,7 +130,7 @@ export async function hostile (ctx: Context): Promise<SectionResult> {
   return {
     id: 'hostile',
     title: `Hostile inputs: json parser, limit 100 KiB, one request per fresh server process (ratio to baseline; lower is better)`,
-    legend: 'Server CPU (process-wide, so zlib and GC threads count) and RSS growth are measured in the server process from the request\'s arrival to next(), and until its socket closed; "bytes read" is what the server read off the socket. bodykit bounds: 413 at once, at most 1 MiB discarded, then the connection closes.',
+    legend: `Server CPU (process-wide, so zlib and GC threads count) and RSS growth are measured in the server process from the request's arrival to next(), and until its socket closed; "bytes read" is what the server read off the socket; "connection held" runs from the request's arrival to the close of its socket. "Blasted past the 413": the client ignores the answer and keeps sending as fast as the server reads; "trickled": it sends ${TRICKLE / 1024} KiB every ${TRICKLE_MS} ms for ${TRICKLE_FOR_MS / 1000} s. bodykit bounds: 413 at once, then at most 64 MiB discarded within 30 s (5 s without data), none of a body declared larger, then the connection closes.`,
     rows
   }
 }
@@ -135,8 +157,8 @@ async function runCase (targetId: string, c: HostileCase, body: Buffer): Promise
   try {
     const { port } = await child.next()
     await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{"warm":true}', headers: { 'content-type': 'application/json', connection: 'close' } }).then((res) => res.text())
-    // Once to warm the error paths up, then measured.
-    await sendHostile(port, c, body)
+    // Once to warm the error paths up (a trickled case is too long for it), then measured.
+    if (!c.trickle) await sendHostile(port, c, body)
     child.send({ cmd: 'report' })
     await child.next()
     await new Promise((resolve) => setTimeout(resolve, 300))
@@ -145,7 +167,7 @@ async function runCase (targetId: string, c: HostileCase, body: Buffer): Promise
     const ms = Date.now() - started
     child.send({ cmd: 'report' })
     const m = await child.next()
-    return { verdictMs: m.verdictMicros / 1000, cpuMs: m.cpuMicros / 1000, rssMiB: m.rssBytes / MiB, readMiB: m.bytesRead / MiB, status, ms }
+    return { verdictMs: m.verdictMicros / 1000, cpuMs: m.cpuMicros / 1000, rssMiB: m.rssBytes / MiB, readMiB: m.bytesRead / MiB, heldS: m.heldMs / 1000, status, ms }
   } finally {
     child.kill()
   }
@@ -167,17 +189,27 @@ function sendHostile (port: number, c: HostileCase, body: Buffer): Promise<numbe
       req.destroy()
       setTimeout(() => resolve(status), 100)
     }
-    const timer = setTimeout(finish, 60_000)
+    const timer = setTimeout(finish, c.trickle ? TRICKLE_FOR_MS : 60_000)
     req.on('response', (res) => {
       status = res.statusCode ?? null
       res.resume()
-      res.on('end', () => setTimeout(finish, 50))
+      // A persistent client keeps sending: its exchange is over when the server closed the connection.
+      if (!c.persist) res.on('end', () => setTimeout(finish, 50))
     })
     req.on('error', finish)
-    const chunk = body.length ? null : Buffer.alloc(64 * 1024, 0x20)
+    if (c.persist) req.on('close', finish)
+    const chunk = body.length ? null : Buffer.alloc(c.trickle ? TRICKLE : 64 * 1024, 0x20)
     let offset = 0
+    if (c.trickle) {
+      const ticker = setInterval(() => {
+        if (done) return void clearInterval(ticker)
+        offset += TRICKLE
+        req.write(chunk)
+      }, TRICKLE_MS)
+      return
+    }
     const write = (): void => {
-      while (!done && status === null) {
+      while (!done && (c.persist || status === null)) {
         const part = chunk ?? body.subarray(offset, offset + 64 * 1024)
         if (chunk ? offset >= c.size : part.length === 0) return void req.end()
         offset += part.length
@@ -209,6 +241,8 @@ function childServer (targetId: string): void {
   let cpuUsed: NodeJS.CpuUsage | null = null
   let cpuAtNext: NodeJS.CpuUsage | null = null
   let bytesRead = 0
+  let arrivedAt = 0
+  let heldMs = 0
   let socket: Socket | null = null
   let sampler: NodeJS.Timeout | undefined
   let warm = false
@@ -222,6 +256,8 @@ function childServer (targetId: string): void {
     clearInterval(sampler)
     cpuUsed = cpuAtNext = null
     bytesRead = 0
+    heldMs = 0
+    arrivedAt = Date.now()
     rss0 = rssPeak = process.memoryUsage.rss()
     maxRss0 = process.resourceUsage().maxRSS * 1024
     sampler = setInterval(() => { rssPeak = Math.max(rssPeak, process.memoryUsage.rss()) }, 10)
@@ -230,6 +266,7 @@ function childServer (targetId: string): void {
     current.once('close', () => {
       if (socket !== current) return
       bytesRead = current.bytesRead
+      heldMs = Date.now() - arrivedAt
       if (cpu0) cpuUsed = process.cpuUsage(cpu0)
     })
     mw(req, res, (err?: unknown) => {
@@ -246,11 +283,12 @@ function childServer (targetId: string): void {
     const used = cpuUsed ?? (cpu0 ? process.cpuUsage(cpu0) : { user: 0, system: 0 })
     clearInterval(sampler)
     const read = bytesRead || (socket as Socket | null)?.bytesRead || 0
+    const held = heldMs || (arrivedAt ? Date.now() - arrivedAt : 0)
     socket = null
     const maxRss = process.resourceUsage().maxRSS * 1024
     if (maxRss > maxRss0) rssPeak = Math.max(rssPeak, maxRss)
     const verdict = cpuAtNext ?? used
-    process.send?.({ verdictMicros: verdict.user + verdict.system, cpuMicros: used.user + used.system, rssBytes: rssPeak - rss0, bytesRead: read })
+    process.send?.({ verdictMicros: verdict.user + verdict.system, cpuMicros: used.user + used.system, rssBytes: rssPeak - rss0, bytesRead: read, heldMs: held })
     // Collected between requests, so that no GC work (process CPU counts its threads) falls in a measurement.
     gc?.()
   })

@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
+import { clients } from './clients'
 import { endToEnd } from './end-to-end'
 import { hostile } from './hostile'
 import { inProcess } from './in-process'
@@ -16,7 +17,8 @@ const sections: Record<string, Section> = {
   'end-to-end': endToEnd,
   memory,
   hostile,
-  forms
+  forms,
+  clients
 }
 
 function parseArgs (argv: string[]): { only: string[], quick: boolean } {

@@ -2,7 +2,7 @@
 import { fork } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import http, { IncomingMessage, ServerResponse } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import net, { type AddressInfo, type Socket } from 'node:net'
 import os from 'node:os'
 import { join } from 'node:path'
 import { Duplex, Readable, Writable, type Transform } from 'node:stream'
@@ -175,6 +175,7 @@ async function runCase (targetId: string, c: HostileCase, body: Buffer): Promise
 
 /** Client: sends the case as fast as the server takes it; resolves with the status (null if none) once the exchange is over. */
 function sendHostile (port: number, c: HostileCase, body: Buffer): Promise<number | null> {
+  if (c.persist) return sendPersistently(port, c)
   return new Promise((resolve) => {
     const headers: Record<string, string | number> = { 'content-type': 'application/json' }
     if (c.encoding) headers['content-encoding'] = c.encoding
@@ -189,27 +190,17 @@ function sendHostile (port: number, c: HostileCase, body: Buffer): Promise<numbe
       req.destroy()
       setTimeout(() => resolve(status), 100)
     }
-    const timer = setTimeout(finish, c.trickle ? TRICKLE_FOR_MS : 60_000)
+    const timer = setTimeout(finish, 60_000)
     req.on('response', (res) => {
       status = res.statusCode ?? null
       res.resume()
-      // A persistent client keeps sending: its exchange is over when the server closed the connection.
-      if (!c.persist) res.on('end', () => setTimeout(finish, 50))
+      res.on('end', () => setTimeout(finish, 50))
     })
     req.on('error', finish)
-    if (c.persist) req.on('close', finish)
-    const chunk = body.length ? null : Buffer.alloc(c.trickle ? TRICKLE : 64 * 1024, 0x20)
+    const chunk = body.length ? null : Buffer.alloc(64 * 1024, 0x20)
     let offset = 0
-    if (c.trickle) {
-      const ticker = setInterval(() => {
-        if (done) return void clearInterval(ticker)
-        offset += TRICKLE
-        req.write(chunk)
-      }, TRICKLE_MS)
-      return
-    }
     const write = (): void => {
-      while (!done && (c.persist || status === null)) {
+      while (!done && status === null) {
         const part = chunk ?? body.subarray(offset, offset + 64 * 1024)
         if (chunk ? offset >= c.size : part.length === 0) return void req.end()
         offset += part.length
@@ -217,6 +208,51 @@ function sendHostile (port: number, c: HostileCase, body: Buffer): Promise<numbe
       }
     }
     write()
+  })
+}
+
+/**
+ * A hostile client on a raw socket: it never stops for the response and sends the case's bytes (as fast as
+ * the server reads them, or trickled) until they are all sent, the server closes, or TRICKLE_FOR_MS passed.
+ */
+function sendPersistently (port: number, c: HostileCase): Promise<number | null> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1')
+    const framing = c.framing === 'declared' ? `content-length: ${c.size}` : 'transfer-encoding: chunked'
+    socket.write(`POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n${framing}\r\n\r\n`)
+    const data = Buffer.alloc(c.trickle ? TRICKLE : 64 * 1024, 0x20)
+    const frame = c.framing === 'chunked' ? Buffer.concat([Buffer.from(data.length.toString(16) + '\r\n'), data, Buffer.from('\r\n')]) : data
+    let sent = 0
+    let head = ''
+    let done = false
+    const finish = (): void => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      clearInterval(ticker)
+      socket.destroy()
+      const match = /^HTTP\/1\.1 (\d{3})/.exec(head)
+      setTimeout(() => resolve(match ? Number(match[1]) : null), 100)
+    }
+    const timer = setTimeout(finish, c.trickle ? TRICKLE_FOR_MS : 60_000)
+    socket.on('data', (chunk: Buffer) => { if (head.length < 64) head += chunk.toString('latin1') })
+    socket.on('error', finish)
+    socket.on('close', finish)
+    const writeOne = (): boolean => {
+      sent += data.length
+      if (sent >= c.size) {
+        socket.end(c.framing === 'chunked' ? Buffer.concat([frame, Buffer.from('0\r\n\r\n')]) : frame)
+        return false
+      }
+      return socket.write(frame)
+    }
+    const ticker = c.trickle ? setInterval(() => { if (!done && socket.writable) writeOne() }, TRICKLE_MS) : undefined
+    const blast = (): void => {
+      while (!done && sent < c.size && socket.writable) {
+        if (!writeOne()) return void socket.once('drain', blast)
+      }
+    }
+    if (!c.trickle) blast()
   })
 }
 

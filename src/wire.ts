@@ -16,7 +16,7 @@ export interface DiscardBudget {
 /**
  * The default budget. 64 MiB: a 50 MiB upload from a client that reads the response only once its upload is
  * done (browsers, python's http.client) still ends with the client holding the response; discarding 64 MiB
- * over loopback cost the server about 150 ms of CPU on the bench machine. 30 s: nginx's `lingering_time`.
+ * over loopback cost the server 0.15–0.22 s of CPU on the bench machine. 30 s: nginx's `lingering_time`.
  */
 export const DEFAULT_DISCARD: DiscardBudget = { bytes: 64 * 1024 * 1024, ms: 30_000 }
 

@@ -2,7 +2,7 @@
 import { fork } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import http, { IncomingMessage, ServerResponse } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import net, { type AddressInfo, type Socket } from 'node:net'
 import os from 'node:os'
 import { join } from 'node:path'
 import { Duplex, Readable, Writable, type Transform } from 'node:stream'
@@ -19,7 +19,23 @@ const LIMIT = 100 * 1024
 const ABORTS = 10_000
 
 type Framing = 'chunked' | 'declared'
-interface HostileCase { name: string, encoding?: string, framing: Framing, size: number, body?: () => Buffer | Promise<Buffer> }
+interface HostileCase {
+  name: string
+  encoding?: string
+  framing: Framing
+  size: number
+  body?: () => Buffer | Promise<Buffer>
+  /** Keep sending after the response, until the server closes the connection (a hostile client ignores the 413). */
+  persist?: boolean
+  /** Send TRICKLE bytes every TRICKLE_MS instead of as fast as the server reads, for at most TRICKLE_FOR_MS. */
+  trickle?: boolean
+  /** Run against these targets only (a trickled case lasts TRICKLE_FOR_MS per target). */
+  only?: string[]
+}
+
+const TRICKLE = 16 * 1024
+const TRICKLE_MS = 50
+const TRICKLE_FOR_MS = 35_000
 
 /** 1 GiB of zeros compressed, streamed through the compressor once and cached in the temp directory. */
 async function bomb (encoding: string): Promise<Buffer> {
@@ -63,10 +79,14 @@ const cases: HostileCase[] = [
   { name: 'zstd bomb (1 GiB of zeros)', encoding: 'zstd', framing: 'chunked', size: 0, body: () => bomb('zstd') },
   { name: '32 MiB gzip inflating to nothing', encoding: 'gzip', framing: 'chunked', size: 0, body: () => emptyGzip(32 * MiB) },
   { name: '1 GiB declared, streamed', framing: 'declared', size: GiB },
-  { name: '1 GiB chunked, streamed', framing: 'chunked', size: GiB }
+  { name: '1 GiB chunked, streamed', framing: 'chunked', size: GiB },
+  { name: '1 GiB declared, blasted past the 413', framing: 'declared', size: GiB, persist: true },
+  { name: '1 GiB chunked, blasted past the 413', framing: 'chunked', size: GiB, persist: true },
+  { name: `1 GiB declared, trickled (${TRICKLE / 1024} KiB / ${TRICKLE_MS} ms)`, framing: 'declared', size: GiB, persist: true, trickle: true, only: ['body-parser 2', 'bodykit'] },
+  { name: `1 GiB chunked, trickled (${TRICKLE / 1024} KiB / ${TRICKLE_MS} ms)`, framing: 'chunked', size: GiB, persist: true, trickle: true, only: ['body-parser 2', 'bodykit'] }
 ]
 
-interface Measure { verdictMs: number, cpuMs: number, rssMiB: number, readMiB: number, status: number | null, ms: number }
+interface Measure { verdictMs: number, cpuMs: number, rssMiB: number, readMiB: number, heldS: number, status: number | null, ms: number }
 
 /** Parent: runs every case against every target (body-parser 2, bodykit, body-parser 1, bodykit/legacy). */
 export async function hostile (ctx: Context): Promise<SectionResult> {
@@ -77,12 +97,13 @@ export async function hostile (ctx: Context): Promise<SectionResult> {
     const body = await c.body?.()
     if (c.encoding === 'zstd' && !body?.length) ctx.log('  zstd: this Node has no zstd, every target answers 415')
     const measures = new Map<string, Measure>()
-    for (const target of targets) {
+    const caseTargets = targets.filter((t) => !c.only || c.only.includes(t.id))
+    for (const target of caseTargets) {
       const measure = await runCase(target.id, c, body ?? Buffer.alloc(0))
       measures.set(target.id, measure)
-      ctx.log(`  ${c.name} / ${target.id}: ${measure.status} in ${measure.ms.toFixed(0)} ms, CPU ${measure.verdictMs.toFixed(1)} ms to next(), ${measure.cpuMs.toFixed(1)} ms until closed, RSS +${measure.rssMiB.toFixed(1)} MiB, read ${measure.readMiB.toFixed(2)} MiB`)
+      ctx.log(`  ${c.name} / ${target.id}: ${measure.status} in ${measure.ms.toFixed(0)} ms, CPU ${measure.verdictMs.toFixed(1)} ms to next(), ${measure.cpuMs.toFixed(1)} ms until closed, RSS +${measure.rssMiB.toFixed(1)} MiB, read ${measure.readMiB.toFixed(2)} MiB, connection held ${measure.heldS.toFixed(1)} s`)
     }
-    for (const target of targets) {
+    for (const target of caseTargets) {
       const m = measures.get(target.id) as Measure
       const base = measures.get(target.baseline) as Measure
       const row = (metric: string, value: number, baseValue: number, unit: string): Row => ({
@@ -93,7 +114,8 @@ export async function hostile (ctx: Context): Promise<SectionResult> {
         row('server CPU to next()', m.verdictMs, base.verdictMs, 'ms'),
         row('server CPU until closed', m.cpuMs, base.cpuMs, 'ms'),
         row('RSS growth', m.rssMiB, base.rssMiB, 'MiB'),
-        row('bytes read', m.readMiB, base.readMiB, 'MiB')
+        row('bytes read', m.readMiB, base.readMiB, 'MiB'),
+        row('connection held', m.heldS, base.heldS, 's')
       )
     }
   }
@@ -108,7 +130,7 @@ export async function hostile (ctx: Context): Promise<SectionResult> {
   return {
     id: 'hostile',
     title: `Hostile inputs: json parser, limit 100 KiB, one request per fresh server process (ratio to baseline; lower is better)`,
-    legend: 'Server CPU (process-wide, so zlib and GC threads count) and RSS growth are measured in the server process from the request\'s arrival to next(), and until its socket closed; "bytes read" is what the server read off the socket. bodykit bounds: 413 at once, at most 1 MiB discarded, then the connection closes.',
+    legend: `Server CPU (process-wide, so zlib and GC threads count) and RSS growth are measured in the server process from the request's arrival to next(), and until its socket closed; "bytes read" is what the server read off the socket; "connection held" runs from the request's arrival to the close of its socket. "Blasted past the 413": the client ignores the answer and keeps sending as fast as the server reads; "trickled": it sends ${TRICKLE / 1024} KiB every ${TRICKLE_MS} ms for ${TRICKLE_FOR_MS / 1000} s (its CPU figures include the bench's own RSS sampling every 10 ms, about 20 ms per second held). bodykit bounds: 413 at once, then at most 64 MiB discarded within 30 s (5 s without data), none of a body declared larger, then the connection closes.`,
     rows
   }
 }
@@ -135,8 +157,8 @@ async function runCase (targetId: string, c: HostileCase, body: Buffer): Promise
   try {
     const { port } = await child.next()
     await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{"warm":true}', headers: { 'content-type': 'application/json', connection: 'close' } }).then((res) => res.text())
-    // Once to warm the error paths up, then measured.
-    await sendHostile(port, c, body)
+    // Once to warm the error paths up (a trickled case is too long for it), then measured.
+    if (!c.trickle) await sendHostile(port, c, body)
     child.send({ cmd: 'report' })
     await child.next()
     await new Promise((resolve) => setTimeout(resolve, 300))
@@ -145,7 +167,7 @@ async function runCase (targetId: string, c: HostileCase, body: Buffer): Promise
     const ms = Date.now() - started
     child.send({ cmd: 'report' })
     const m = await child.next()
-    return { verdictMs: m.verdictMicros / 1000, cpuMs: m.cpuMicros / 1000, rssMiB: m.rssBytes / MiB, readMiB: m.bytesRead / MiB, status, ms }
+    return { verdictMs: m.verdictMicros / 1000, cpuMs: m.cpuMicros / 1000, rssMiB: m.rssBytes / MiB, readMiB: m.bytesRead / MiB, heldS: m.heldMs / 1000, status, ms }
   } finally {
     child.kill()
   }
@@ -153,6 +175,7 @@ async function runCase (targetId: string, c: HostileCase, body: Buffer): Promise
 
 /** Client: sends the case as fast as the server takes it; resolves with the status (null if none) once the exchange is over. */
 function sendHostile (port: number, c: HostileCase, body: Buffer): Promise<number | null> {
+  if (c.persist) return sendPersistently(port, c)
   return new Promise((resolve) => {
     const headers: Record<string, string | number> = { 'content-type': 'application/json' }
     if (c.encoding) headers['content-encoding'] = c.encoding
@@ -188,6 +211,52 @@ function sendHostile (port: number, c: HostileCase, body: Buffer): Promise<numbe
   })
 }
 
+/**
+ * A hostile client on a raw socket: it never stops for the response and sends the case's bytes (as fast as
+ * the server reads them, or trickled) until they are all sent, the server closes, or TRICKLE_FOR_MS passed.
+ */
+function sendPersistently (port: number, c: HostileCase): Promise<number | null> {
+  return new Promise((resolve) => {
+    // allowHalfOpen: the server's half-close does not stop it; only the server's destroy does.
+    const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true })
+    const framing = c.framing === 'declared' ? `content-length: ${c.size}` : 'transfer-encoding: chunked'
+    socket.write(`POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n${framing}\r\n\r\n`)
+    const data = Buffer.alloc(c.trickle ? TRICKLE : 64 * 1024, 0x20)
+    const frame = c.framing === 'chunked' ? Buffer.concat([Buffer.from(data.length.toString(16) + '\r\n'), data, Buffer.from('\r\n')]) : data
+    let sent = 0
+    let head = ''
+    let done = false
+    const finish = (): void => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      clearInterval(ticker)
+      socket.destroy()
+      const match = /^HTTP\/1\.1 (\d{3})/.exec(head)
+      setTimeout(() => resolve(match ? Number(match[1]) : null), 100)
+    }
+    const timer = setTimeout(finish, c.trickle ? TRICKLE_FOR_MS : 60_000)
+    socket.on('data', (chunk: Buffer) => { if (head.length < 64) head += chunk.toString('latin1') })
+    socket.on('error', finish)
+    socket.on('close', finish)
+    const writeOne = (): boolean => {
+      sent += data.length
+      if (sent >= c.size) {
+        socket.end(c.framing === 'chunked' ? Buffer.concat([frame, Buffer.from('0\r\n\r\n')]) : frame)
+        return false
+      }
+      return socket.write(frame)
+    }
+    const ticker = c.trickle ? setInterval(() => { if (!done && socket.writable) writeOne() }, TRICKLE_MS) : undefined
+    const blast = (): void => {
+      while (!done && sent < c.size && socket.writable) {
+        if (!writeOne()) return void socket.once('drain', blast)
+      }
+    }
+    if (!c.trickle) blast()
+  })
+}
+
 async function runAborts (targetId: string, count: number): Promise<{ heapMiB: number, listeners: number, nextCalls: number }> {
   const child = spawnChild(['aborts', targetId, String(count)])
   try {
@@ -209,6 +278,8 @@ function childServer (targetId: string): void {
   let cpuUsed: NodeJS.CpuUsage | null = null
   let cpuAtNext: NodeJS.CpuUsage | null = null
   let bytesRead = 0
+  let arrivedAt = 0
+  let heldMs = 0
   let socket: Socket | null = null
   let sampler: NodeJS.Timeout | undefined
   let warm = false
@@ -222,6 +293,8 @@ function childServer (targetId: string): void {
     clearInterval(sampler)
     cpuUsed = cpuAtNext = null
     bytesRead = 0
+    heldMs = 0
+    arrivedAt = Date.now()
     rss0 = rssPeak = process.memoryUsage.rss()
     maxRss0 = process.resourceUsage().maxRSS * 1024
     sampler = setInterval(() => { rssPeak = Math.max(rssPeak, process.memoryUsage.rss()) }, 10)
@@ -230,6 +303,7 @@ function childServer (targetId: string): void {
     current.once('close', () => {
       if (socket !== current) return
       bytesRead = current.bytesRead
+      heldMs = Date.now() - arrivedAt
       if (cpu0) cpuUsed = process.cpuUsage(cpu0)
     })
     mw(req, res, (err?: unknown) => {
@@ -246,11 +320,12 @@ function childServer (targetId: string): void {
     const used = cpuUsed ?? (cpu0 ? process.cpuUsage(cpu0) : { user: 0, system: 0 })
     clearInterval(sampler)
     const read = bytesRead || (socket as Socket | null)?.bytesRead || 0
+    const held = heldMs || (arrivedAt ? Date.now() - arrivedAt : 0)
     socket = null
     const maxRss = process.resourceUsage().maxRSS * 1024
     if (maxRss > maxRss0) rssPeak = Math.max(rssPeak, maxRss)
     const verdict = cpuAtNext ?? used
-    process.send?.({ verdictMicros: verdict.user + verdict.system, cpuMicros: used.user + used.system, rssBytes: rssPeak - rss0, bytesRead: read })
+    process.send?.({ verdictMicros: verdict.user + verdict.system, cpuMicros: used.user + used.system, rssBytes: rssPeak - rss0, bytesRead: read, heldMs: held })
     // Collected between requests, so that no GC work (process CPU counts its threads) falls in a measurement.
     gc?.()
   })

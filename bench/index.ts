@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
+import { clients } from './clients'
 import { endToEnd } from './end-to-end'
 import { hostile } from './hostile'
 import { inProcess } from './in-process'
@@ -20,7 +21,8 @@ const sections: Record<string, Section> = {
   memory,
   hostile,
   forms,
-  options: bodykitOptions
+  options: bodykitOptions,
+  clients
 }
 
 function parseArgs (argv: string[]): { only: string[], quick: boolean } {

@@ -1,23 +1,31 @@
-// Demo server for `npm start`: node:http plus bodykit's four parsers, echoing each parsed body back as JSON.
+// Demo server for `npm start`: a playground page at GET /, and POST / echoing each parsed body back as JSON (node:http only).
 'use strict'
 
+const fs = require('node:fs')
 const http = require('node:http')
-const bodykit = require('bodykit')
+const path = require('node:path')
 
 const HOST = '127.0.0.1'
 const PORT = Number(process.env.PORT ?? 3000)
+const PAGE = path.join(__dirname, 'playground.html')
 
-// Tried in order; the first whose `type` matches the Content-Type reads the body, and the others then
-// skip the request because its body has been read.
-const parsers = [
-  bodykit.json(),
-  bodykit.urlencoded({ extended: true }),
-  bodykit.text(),
-  bodykit.raw()
-]
+/** What `req.body` looks like as JSON: a Buffer (raw) as `{ "base64": ... }`, nothing parsed as `null`. */
+function toJson (body) {
+  if (Buffer.isBuffer(body)) return { base64: body.toString('base64') }
+  return body === undefined ? null : body
+}
+
+function send (res, status, type, payload) {
+  res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(payload) })
+  res.end(payload)
+}
+
+function sendJson (res, status, value) {
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(value))
+}
 
 /** Runs the parsers one after another, as Express would, and calls `done` with the first error. */
-function parseBody (req, res, done) {
+function runParsers (parsers, req, res, done) {
   let index = 0
   function next (err) {
     if (err || index === parsers.length) {
@@ -29,62 +37,103 @@ function parseBody (req, res, done) {
   next()
 }
 
-/** What `req.body` looks like as JSON: a Buffer (raw) as `{ "base64": ... }`, nothing parsed as `null`. */
-function toJson (body) {
-  if (Buffer.isBuffer(body)) return { base64: body.toString('base64') }
-  return body === undefined ? null : body
+/** An error as the client sees it: its status, and `{ type, message }` (a message only when `expose` is true, as in Express). */
+function describeError (err) {
+  // Every bodykit error has `status` and `type`; zlib errors (a corrupt gzip body) have status 400 and a
+  // `code` instead of a `type`.
+  const status = err.status || err.statusCode || 500
+  return { status, type: err.type ?? null, message: err.expose ? err.message : http.STATUS_CODES[status] }
 }
 
-function sendJson (res, status, value) {
-  const payload = JSON.stringify(value)
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(payload)
-  })
-  res.end(payload)
-}
+/**
+ * The demo server, built on a body-parser-compatible module (`require('bodykit')` by default; the tests pass
+ * body-parser and the legacy entry too, to compare what a browser sees).
+ */
+function createPlayground (bodyParser = require('bodykit')) {
+  // POST / : tried in order; the first whose `type` matches the Content-Type reads the body, and the others
+  // then skip the request because its body has been read.
+  const echo = [bodyParser.json(), bodyParser.urlencoded({ extended: true }), bodyParser.text(), bodyParser.raw()]
+  // The playground's routes: one parser each, and a chain with a small limit for uploads.
+  const routes = {
+    '/try/form': [bodyParser.urlencoded({ extended: true })],
+    '/try/latin1': [bodyParser.urlencoded({ extended: true, charsetSentinel: true, interpretNumericEntities: true })],
+    '/try/text': [bodyParser.text()],
+    '/try/json': [bodyParser.json()],
+    '/try/upload': [
+      bodyParser.json({ limit: '1kb' }),
+      bodyParser.urlencoded({ extended: true, limit: '1kb' }),
+      bodyParser.text({ limit: '1kb' }),
+      bodyParser.raw({ type: () => true, limit: '1kb' })
+    ]
+  }
+  const page = fs.readFileSync(PAGE)
+  // What the last /try/ request gave (a beacon's sender never sees its answer).
+  let last = null
 
-const server = http.createServer(function handleRequest (req, res) {
-  if (req.method !== 'POST' || req.url !== '/') {
+  return http.createServer(function handleRequest (req, res) {
+    const url = req.url.split('?')[0]
+    if (req.method === 'GET' && url === '/') {
+      send(res, 200, 'text/html; charset=utf-8', page)
+      return
+    }
+    if (req.method === 'GET' && url === '/try/last') {
+      sendJson(res, 200, last)
+      return
+    }
+    if (req.method === 'POST' && url === '/') {
+      runParsers(echo, req, res, function respond (err) {
+        if (err) {
+          const { status, type, message } = describeError(err)
+          sendJson(res, status, { type, message })
+          return
+        }
+        sendJson(res, 200, toJson(req.body))
+      })
+      return
+    }
+    if (req.method === 'POST' && Object.hasOwn(routes, url)) {
+      // The playground's answers carry their status too: a form's result is read from the page it loads.
+      runParsers(routes[url], req, res, function respond (err) {
+        last = err ? describeError(err) : { status: 200, type: null, body: toJson(req.body) }
+        sendJson(res, last.status, last)
+      })
+      return
+    }
     // The body is never read here, so read it off to let the connection be reused.
     req.resume()
     sendJson(res, 404, { message: 'Cannot ' + req.method + ' ' + req.url })
-    return
-  }
-  parseBody(req, res, function respond (err) {
-    if (err) {
-      // Every bodykit error has `status` and `type`; zlib errors (a corrupt gzip body) have status 400 and a
-      // `code` instead of a `type`. As in Express, a message is shown only when `expose` is true.
-      const status = err.status || err.statusCode || 500
-      const message = err.expose ? err.message : http.STATUS_CODES[status]
-      sendJson(res, status, { type: err.type ?? null, message })
-      return
-    }
-    sendJson(res, 200, toJson(req.body))
   })
-})
-
-server.listen(PORT, HOST, function printUsage () {
-  const { port } = server.address()
-  const url = 'http://' + HOST + ':' + port + '/'
-  console.log('bodykit demo listening on ' + url)
-  console.log('Try:')
-  console.log("  curl -s -H 'Content-Type: application/json' -d '{\"name\":\"Ada\",\"tags\":[\"x\",\"y\"]}' " + url)
-  console.log("  curl -s -d 'user[name]=Ada&user[langs][]=en&user[langs][]=fr' " + url)
-  console.log("  printf '{\"zipped\":true}' | gzip | curl -s -H 'Content-Type: application/json' -H 'Content-Encoding: gzip' --data-binary @- " + url)
-  console.log('Ctrl+C stops it.')
-})
-
-/** Stops accepting connections, lets requests in flight finish, then lets the process exit. */
-function stop (signal) {
-  console.log(signal + ' received, closing')
-  server.close(function onClosed () {
-    console.log('closed')
-  })
-  server.closeIdleConnections()
-  // Keep-alive clients that hold a connection open must not keep the process alive for long.
-  setTimeout(function closeRest () { server.closeAllConnections() }, 2000).unref()
 }
 
-process.once('SIGINT', stop)
-process.once('SIGTERM', stop)
+/** Starts the demo on PORT and prints how to use it; Ctrl+C stops it. */
+function main () {
+  const server = createPlayground()
+  server.listen(PORT, HOST, function printUsage () {
+    const { port } = server.address()
+    const url = 'http://' + HOST + ':' + port + '/'
+    console.log('bodykit playground: open ' + url + ' in a browser')
+    console.log('Or try POST ' + url + ' with curl:')
+    console.log("  curl -s -H 'Content-Type: application/json' -d '{\"name\":\"Ada\",\"tags\":[\"x\",\"y\"]}' " + url)
+    console.log("  curl -s -d 'user[name]=Ada&user[langs][]=en&user[langs][]=fr' " + url)
+    console.log("  printf '{\"zipped\":true}' | gzip | curl -s -H 'Content-Type: application/json' -H 'Content-Encoding: gzip' --data-binary @- " + url)
+    console.log('Ctrl+C stops it.')
+  })
+
+  /** Stops accepting connections, lets requests in flight finish, then lets the process exit. */
+  function stop (signal) {
+    console.log(signal + ' received, closing')
+    server.close(function onClosed () {
+      console.log('closed')
+    })
+    server.closeIdleConnections()
+    // Keep-alive clients that hold a connection open must not keep the process alive for long.
+    setTimeout(function closeRest () { server.closeAllConnections() }, 2000).unref()
+  }
+
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+}
+
+module.exports = { createPlayground }
+
+if (require.main === module) main()

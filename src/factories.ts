@@ -34,6 +34,7 @@ export function createReadSettings (definition: ParserDefinition, options: AnyOp
     limit: common.limit,
     verify: common.verify,
     rawBody: common.rawBody,
+    discard: common.discard,
     parse
   }
 }

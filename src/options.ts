@@ -3,6 +3,7 @@
 // every internal export carries an "at-internal" TSDoc tag (stripInternal drops it from the .d.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import bytes from 'bytes'
+import { DEFAULT_DISCARD, type DiscardBudget } from './wire'
 
 // Callbacks are declared as methods, then taken by indexed access: TypeScript checks method parameters
 // bivariantly, so a callback typed with Express's `Request`/`Response` is accepted, as @types/body-parser
@@ -54,6 +55,20 @@ export interface BaseOptions {
    * @default false
    */
   rawBody?: boolean | undefined
+  /**
+   * After answering with an error (a 413, a 415...), at most this much of the rest of the body is read and
+   * thrown away, so that a client that reads the response only once its upload is done still gets it; past
+   * it the connection is closed. A body declared larger is not read at all. Bytes, or a string for the
+   * `bytes` module; `Infinity` reads everything, as body-parser does.
+   * @default '64mb'
+   */
+  discardLimit?: number | string | undefined
+  /**
+   * How long (milliseconds, from the answer) the rest of a refused body may take to arrive within
+   * `discardLimit`; a body that stalls for 5 s is given up on earlier. Raise it for slow uplinks.
+   * @default 30000
+   */
+  discardTime?: number | undefined
 }
 
 /**
@@ -182,6 +197,7 @@ export interface CommonSettings {
   readonly verify: VerifyFunction | false
   readonly rawBody: boolean
   readonly defaultCharset: string | undefined
+  readonly discard: DiscardBudget
 }
 
 /**
@@ -214,6 +230,7 @@ export function normalizeCommonOptions (options: AnyOptions): CommonSettings {
     throw new TypeError('option rawBody must be a boolean')
   }
   return {
+    discard: normalizeDiscard(given),
     inflate: given.inflate !== false,
     limit,
     type: (given.type || undefined) as TypeOption | undefined,
@@ -221,4 +238,20 @@ export function normalizeCommonOptions (options: AnyOptions): CommonSettings {
     rawBody: given.rawBody === true,
     defaultCharset: (given.defaultCharset || undefined) as string | undefined
   }
+}
+
+/** The after-error read-off budget; a value that is not a size or a duration throws, never meaning "no bound". */
+function normalizeDiscard (given: Record<string, unknown>): DiscardBudget {
+  const { discardLimit, discardTime } = given
+  const bytesLimit = discardLimit === undefined || discardLimit === null
+    ? DEFAULT_DISCARD.bytes
+    : bytes.parse(discardLimit as string | number)
+  if (typeof bytesLimit !== 'number' || !(bytesLimit >= 0)) {
+    throw new TypeError('option discardLimit "' + String(discardLimit) + '" is invalid')
+  }
+  const ms = discardTime === undefined || discardTime === null ? DEFAULT_DISCARD.ms : discardTime
+  if (typeof ms !== 'number' || !(ms >= 0)) {
+    throw new TypeError('option discardTime must be a zero or a positive number')
+  }
+  return { bytes: bytesLimit, ms }
 }

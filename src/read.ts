@@ -11,7 +11,7 @@ import { AT_ONCE_MAX_LIMIT, inflateAtOnce, type InflaterAtOnce } from './inflate
 import type { VerifyFunction } from './options'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
-import { WireCounter, discardRest, parseLength } from './wire'
+import { WireCounter, discardRest, parseLength, type DiscardBudget } from './wire'
 
 /** Express's continuation: called once, with an error or without. */
 export type NextFunction = (err?: unknown) => void
@@ -32,6 +32,8 @@ export interface ReadSettings {
   readonly verify: VerifyFunction | false
   /** Whether the body's bytes are kept on `req.rawBody`. */
   readonly rawBody: boolean
+  /** How much of a refused body is read off after the answer. */
+  readonly discard: DiscardBudget
   readonly parse: ParseFunction
 }
 
@@ -61,7 +63,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   if (settings.acceptsCharset !== null) {
     charset = contentType.charset || settings.defaultCharset
     if (!settings.acceptsCharset(charset)) {
-      refuse(req, res, next, errors.unsupportedCharset(charset))
+      refuse(settings.discard, req, res, next, errors.unsupportedCharset(charset))
       return
     }
   }
@@ -70,14 +72,14 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase()
   const refusal = refuseBeforeReading(settings, contentEncoding, charset)
   if (refusal !== null) {
-    refuse(req, res, next, refusal)
+    refuse(settings.discard, req, res, next, refusal)
     return
   }
 
   if (charset !== null && !variant.knowsCharset(charset)) {
     // body-parser learns this only when raw-body builds its decoder, so raw-body's own checks come first.
     const stateError = contentEncoding === 'identity' ? checkBeforeReading(req, settings.limit) : null
-    process.nextTick(fail, req, res, next, stateError ?? errors.unsupportedCharset(charset.toLowerCase()))
+    process.nextTick(fail, settings.discard, req, res, next, stateError ?? errors.unsupportedCharset(charset.toLowerCase()))
     return
   }
   if (contentEncoding !== 'identity') {
@@ -89,7 +91,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   const options = { length: req.headers['content-length'], limit: settings.limit, encoding: null } as getRawBody.Options
   getRawBody(req, options, function onBody (err: getRawBody.RawBodyError | null, body: Buffer) {
     if (err) {
-      fail(req, res, next, err)
+      fail(settings.discard, req, res, next, err)
       return
     }
     finish(settings, req, res, next, body, charset)
@@ -108,13 +110,13 @@ function readThenInflate (settings: ReadSettings, req: BodyRequest, res: ServerR
   const options = { length: req.headers['content-length'], limit, encoding: null } as getRawBody.Options
   getRawBody(req, options, function onWire (err: getRawBody.RawBodyError | null, wire: Buffer) {
     if (err) {
-      fail(req, res, next, err)
+      fail(settings.discard, req, res, next, err)
       return
     }
     // compat(v1, v2): body-parser's decompressor ends after the request, which Node destroys once it ended
     // (right after this callback): next() sees it so.
     process.nextTick(inflateAtOnce, inflater, wire, limit, function onInflated (error: Error | null, body?: Buffer) {
-      if (error) fail(req, res, next, error)
+      if (error) fail(settings.discard, req, res, next, error)
       else finish(settings, req, res, next, body as Buffer, charset)
     })
   })
@@ -138,7 +140,7 @@ function readInflated (settings: ReadSettings, req: BodyRequest, res: ServerResp
   const declared = parseLength(req.headers['content-length'])
   if (declared !== null && declared > limit) {
     // Security (issue 5): the wire size counts too, so an announced oversize body is refused before inflating.
-    process.nextTick(fail, req, res, next, errors.entityTooLarge(limit, 0, declared))
+    process.nextTick(fail, settings.discard, req, res, next, errors.entityTooLarge(limit, 0, declared))
     return
   }
   if (debug.enabled) debug('inflate %s body', contentEncoding)
@@ -150,7 +152,7 @@ function readInflated (settings: ReadSettings, req: BodyRequest, res: ServerResp
     settled = true
     wire.stop()
     detachInflater(req, inflater)
-    if (err) fail(req, res, next, err)
+    if (err) fail(settings.discard, req, res, next, err)
     else finish(settings, req, res, next, inflated as Buffer, charset)
   }
   const wire = new WireCounter(req, limit, declared, settle, function onWireEnd () {
@@ -175,27 +177,27 @@ function readInflated (settings: ReadSettings, req: BodyRequest, res: ServerResp
 }
 
 /** Answers with an error known before reading: the body is left untouched for `next`, then discarded within bounds. */
-function refuse (req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError): void {
+function refuse (budget: DiscardBudget, req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError): void {
   // compat(v1, v2): body-parser leaves the stream as it was when it reports these, so next() sees it so.
   next(err)
   // Security (issue 5): without this, Node reads the whole body off once the response is sent. Still in
   // time: the response's 'finish', where Node would start that, is emitted asynchronously.
-  discardRest(req, res)
+  discardRest(req, res, budget)
 }
 
 /** Reports a failed read, with the rest of the body discarded within bounds. */
-function fail (req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError | getRawBody.RawBodyError | Error): void {
+function fail (budget: DiscardBudget, req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError | getRawBody.RawBodyError | Error): void {
   const error = errors.readFailed(err)
   if (error.type === 'entity.too.large' && !req.complete) {
     // Security (issue 5): a body known to be too large is answered at once, not after it was all read
     // (once every byte has arrived, reading them off is free and body-parser's order is kept).
-    discardRest(req, res)
+    discardRest(req, res, budget)
     next(error)
     return
   }
   // compat(v1, v2): other failures are reported once the rest of the body is read off, as body-parser
   // does, but within discardRest's bounds.
-  discardRest(req, res, () => { next(error) })
+  discardRest(req, res, budget, () => { next(error) })
 }
 
 /** raw-body's checks before it reads: the declared length against `limit`, then the stream's state. */

@@ -1,4 +1,4 @@
-// Issue 5.1: a body over `limit` gets its 413 at once, real clients still receive it, and the server reads a bounded amount.
+// Issues 5.1 and 9: a body over `limit` gets its 413 at once, every client receives it, and the server reads a bounded amount.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -7,13 +7,15 @@ import net from 'node:net'
 import os from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { DISCARD_LIMIT, LINGER_MS } from '../../src/wire'
+import { DEFAULT_DISCARD, LINGER_MS } from '../../src/wire'
 import { MiB, entries, generatedBody, startServer, type RecordingServer } from './helpers'
 
 const LIMIT = 100 * 1024
 /** Socket buffers and one in-flight chunk: what may be read past a bound before backpressure holds. */
 const SLACK = 256 * 1024
 const BIG = 50 * MiB
+/** A small budget, so that its bounds are reached quickly. */
+const SMALL = { bytes: MiB, ms: 1000 }
 
 const curl = ['/usr/bin/curl', '/usr/local/bin/curl', '/bin/curl'].find((file) => existsSync(file))
 let tmp = ''
@@ -51,38 +53,76 @@ for (const entry of entries) {
     let server: RecordingServer
     let url = ''
     let count = 0
+    /** The same parser with `discardLimit: '1mb'` and `discardTime: 1000`. */
+    let small: RecordingServer
+    let smallUrl = ''
+    let smallCount = 0
     before(async () => {
       server = await startServer(entry.bodykit.json({ limit: LIMIT }))
       url = `http://127.0.0.1:${server.port}/`
+      small = await startServer(entry.bodykit.json({ limit: LIMIT, discardLimit: '1mb', discardTime: SMALL.ms }))
+      smallUrl = `http://127.0.0.1:${small.port}/`
     })
-    after(() => server.close())
+    after(async () => { await server.close(); await small.close() })
 
-    it('answers a declared Content-Length over the limit before reading, and fetch receives the 413', async () => {
+    it('answers a declared Content-Length over the limit before reading, and reads none of a body declared over the discard budget', async () => {
       const index = count++
-      const body = generatedBody(BIG)
-      const res = await fetch(url, { method: 'POST', body: body.stream, duplex: 'half', headers: { 'content-type': 'application/json', 'content-length': String(BIG) } } as RequestInit)
+      const size = DEFAULT_DISCARD.bytes + LIMIT + 1
+      const body = generatedBody(size)
+      const res = await fetch(url, { method: 'POST', body: body.stream, duplex: 'half', headers: { 'content-type': 'application/json', 'content-length': String(size) } } as RequestInit)
       assert.equal(res.status, 413)
       assert.equal(await res.text(), '[entity.too.large] request entity too large')
       assert.equal(res.headers.get('connection'), 'close')
       const outcome = await server.outcome(index)
       assert.equal(outcome.calls, 1)
-      assert.deepEqual(pick(outcome.err, ['status', 'type', 'expected', 'length', 'limit', 'received']), { status: 413, type: 'entity.too.large', expected: BIG, length: BIG, limit: LIMIT })
-      assert.ok(body.sent() < BIG / 2, `client could send ${body.sent()} bytes`)
+      assert.deepEqual(pick(outcome.err, ['status', 'type', 'expected', 'length', 'limit', 'received']), { status: 413, type: 'entity.too.large', expected: size, length: size, limit: LIMIT })
+      assert.ok(body.sent() < size / 2, `client could send ${body.sent()} bytes`)
       assert.ok(await closed(server, index, 3 * LINGER_MS) <= SLACK, 'server read past the slack')
     })
 
-    it('answers a chunked body once the count crosses the limit; the server reads at most limit + discard bound', async () => {
+    it('answers a declared Content-Length over the limit before reading, then reads off a body within the budget', async () => {
       const index = count++
       const body = generatedBody(BIG)
-      const res = await fetch(url, { method: 'POST', body: body.stream, duplex: 'half', headers: { 'content-type': 'application/json' } } as RequestInit)
+      const res = await fetch(url, { method: 'POST', body: body.stream, duplex: 'half', headers: { 'content-type': 'application/json', 'content-length': String(BIG) } } as RequestInit)
       assert.equal(res.status, 413)
       assert.equal(await res.text(), '[entity.too.large] request entity too large')
       const outcome = await server.outcome(index)
       assert.equal(outcome.calls, 1)
+      assert.ok(outcome.bytesReadAtNext <= SLACK, 'next() came after reading')
+      assert.deepEqual(pick(outcome.err, ['status', 'type', 'expected', 'length', 'limit', 'received']), { status: 413, type: 'entity.too.large', expected: BIG, length: BIG, limit: LIMIT })
+    })
+
+    for (const framing of ['declared', 'chunked'] as const) {
+      it(`a client that reads only once its ${framing} upload of 50 MiB is done receives the 413 (as python's urllib, browsers)`, async () => {
+        const index = count++
+        const response = await uploadThenRead(server.port, framing, BIG)
+        assert.match(response, /^HTTP\/1.1 413 /)
+        const outcome = await server.outcome(index)
+        assert.ok(outcome.bytesReadAtNext <= LIMIT + SLACK, 'next() came late')
+      })
+    }
+
+    it('answers a chunked body once the count crosses the limit; the server reads at most limit + the discard budget', async () => {
+      const index = smallCount++
+      const body = generatedBody(BIG)
+      const res = await fetch(smallUrl, { method: 'POST', body: body.stream, duplex: 'half', headers: { 'content-type': 'application/json' } } as RequestInit)
+      assert.equal(res.status, 413)
+      assert.equal(await res.text(), '[entity.too.large] request entity too large')
+      const outcome = await small.outcome(index)
+      assert.equal(outcome.calls, 1)
       assert.equal(outcome.err?.limit, LIMIT)
       assert.ok((outcome.err?.received as number) > LIMIT && (outcome.err?.received as number) <= LIMIT + 64 * 1024)
       assert.ok(outcome.bytesReadAtNext <= LIMIT + SLACK, 'next() came late')
-      assert.ok(await closed(server, index, 4 * LINGER_MS) <= LIMIT + DISCARD_LIMIT + SLACK, 'server read past the bound')
+      assert.ok(await closed(small, index, SMALL.ms + 3 * LINGER_MS) <= LIMIT + SMALL.bytes + SLACK, 'server read past the bound')
+    })
+
+    it('with the default budget, a chunked 1 GiB upload costs the server at most limit + 64 MiB', async () => {
+      const index = count++
+      const body = generatedBody(1024 * MiB)
+      const res = await fetch(url, { method: 'POST', body: body.stream, duplex: 'half', headers: { 'content-type': 'application/json' } } as RequestInit)
+      assert.equal(res.status, 413)
+      await res.text()
+      assert.ok(await closed(server, index, DEFAULT_DISCARD.ms + 3 * LINGER_MS) <= LIMIT + DEFAULT_DISCARD.bytes + SLACK, 'server read past the bound')
     })
 
     it('Node\'s http client receives the 413 while still uploading', async () => {
@@ -140,14 +180,44 @@ for (const entry of entries) {
       assert.equal((await server.outcome(index)).calls, 1)
     })
 
-    it('closes the connection of a chunked client that trickles after the 413', async () => {
-      const index = count++
+    it('closes the connection of a chunked client that trickles after the 413, once the discard time is over', async () => {
+      const index = smallCount++
       const first = Buffer.alloc(LIMIT + 1, 0x20)
-      const { gotResponse, closedAfter } = await trickle(server.port, 'transfer-encoding: chunked', first)
+      const { gotResponse, closedAfter } = await trickle(small.port, 'transfer-encoding: chunked', first)
       assert.match(gotResponse, /^HTTP\/1.1 413 /)
-      assert.ok(closedAfter < 2 * LINGER_MS + 1500, `closed ${closedAfter} ms after the response`)
-      assert.equal((await server.outcome(index)).calls, 1)
+      assert.ok(closedAfter < SMALL.ms + LINGER_MS + 1500, `closed ${closedAfter} ms after the response`)
+      assert.equal((await small.outcome(index)).calls, 1)
     })
+  })
+}
+
+/** Writes the whole body without reading (as python's http.client does), then reads the response; resolves with what it read. */
+function uploadThenRead (port: number, framing: 'declared' | 'chunked', size: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1')
+    socket.pause()
+    const header = framing === 'declared' ? `content-length: ${size}` : 'transfer-encoding: chunked'
+    socket.write(`POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${header}\r\n\r\n`)
+    const chunk = Buffer.alloc(64 * 1024, 0x20)
+    const framed = framing === 'chunked' ? Buffer.concat([Buffer.from(chunk.length.toString(16) + '\r\n'), chunk, Buffer.from('\r\n')]) : chunk
+    let left = size
+    let response = ''
+    const write = (): void => {
+      while (left > 0) {
+        left -= chunk.length
+        if (!socket.write(framed)) return void socket.once('drain', write)
+      }
+      socket.write(framing === 'chunked' ? '0\r\n\r\n' : '', () => {
+        socket.on('data', (data: Buffer) => {
+          response += data.toString('latin1')
+          if (response.includes('\r\n\r\n')) { socket.destroy(); resolve(response) }
+        })
+        socket.resume()
+      })
+    }
+    socket.on('error', reject)
+    socket.on('close', () => reject(new Error('closed before a response: ' + JSON.stringify(response))))
+    write()
   })
 }
 

@@ -33,6 +33,21 @@ for (const entry of entries) {
         }
       })
 
+      it(`${name}() accepts discardLimit (bytes, a byte string, Infinity) and discardTime (ms), and throws a TypeError for other values`, () => {
+        for (const discardLimit of [null, undefined, 0, 1024, Infinity, '1mb', '64 MB']) {
+          assert.equal(typeof factory({ discardLimit, extended: true }), 'function')
+        }
+        for (const [discardLimit, shown] of [['abc', 'abc'], [NaN, 'NaN'], [-1, '-1'], [true, 'true'], ['', '']] as const) {
+          assert.throws(() => factory({ discardLimit, extended: true }), { name: 'TypeError', message: `option discardLimit "${shown}" is invalid` })
+        }
+        for (const discardTime of [null, undefined, 0, 500, Infinity]) {
+          assert.equal(typeof factory({ discardTime, extended: true }), 'function')
+        }
+        for (const discardTime of ['1s', NaN, -1, true, {}]) {
+          assert.throws(() => factory({ discardTime, extended: true }), { name: 'TypeError', message: 'option discardTime must be a zero or a positive number' })
+        }
+      })
+
       it(`${name}() throws "option verify must be function" for a truthy non-function`, () => {
         for (const verify of ['yes', 1, {}, true, []]) {
           assert.throws(() => factory({ verify, extended: true }), { name: 'TypeError', message: 'option verify must be function' })

@@ -42,7 +42,8 @@ const middlewares: Middleware[] = [
   raw(rawOptions), text(textOptions), urlencoded(urlencodedOptions), urlencoded({ extended: false }),
   bodykit.json(), bodykit.urlencoded({ extended: true }),
   legacy.json(jsonOptions), legacy.raw(rawOptions), legacy.text(textOptions), legacy.urlencoded(legacyUrlencodedOptions),
-  legacy({ extended: true, limit: '1mb', strict: false, parameterLimit: 10 }), legacy(), legacy(null)
+  legacy({ extended: true, limit: '1mb', strict: false, parameterLimit: 10 }), legacy(), legacy(null),
+  raw({ discardLimit: '16mb', discardTime: 60_000 }), legacy.text({ discardLimit: Infinity, discardTime: undefined })
 ]
 const asFunction: (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void = middlewares[0]
 
@@ -62,6 +63,8 @@ json({ reviver: 'revive' })
 json({ verify: 'check' })
 // @ts-expect-error type is a string, a list of strings or a function
 json({ type: 42 })
+// @ts-expect-error discardTime is a number of milliseconds
+json({ discardTime: '30s' })
 // @ts-expect-error unknown options are rejected
 json({ strictt: true })
 // @ts-expect-error raw has no reviver

@@ -1,5 +1,5 @@
 // Real-client section (issue 9): how long each client takes to hold its 413 for a 5 or 50 MiB upload to a 1 KiB route, bodykit next to body-parser.
-import { fork } from 'node:child_process'
+import { fork, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
@@ -40,7 +40,7 @@ function clientCases (bigFile: string): ClientCase[] {
 export async function clients (ctx: Context): Promise<SectionResult> {
   const ids = ctx.quick ? ['body-parser 2', 'bodykit'] : ['body-parser 2', 'bodykit', 'body-parser 1', 'bodykit/legacy']
   const targets = ctx.targets.filter((t) => ids.includes(t.id))
-  const runs = ctx.quick ? 1 : 3
+  const runs = ctx.quick ? 1 : 5
   const tmp = mkdtempSync(join(os.tmpdir(), 'bodykit-bench-clients-'))
   const bigFile = join(tmp, 'big.bin')
   writeFileSync(bigFile, Buffer.alloc(50 * MiB))
@@ -50,32 +50,46 @@ export async function clients (ctx: Context): Promise<SectionResult> {
   const rows: Row[] = []
   try {
     if (chromiumPath !== null) browser = await launchChromium()
+    // Every target's playground runs at once, and each run visits the targets in a rotating order, so a
+    // drift of the machine over time (other load, CPU frequency) falls on all targets alike.
+    const servers: Array<{ id: string, url: string, page: Page | null, child: ChildProcess }> = []
     const results = new Map<string, Map<string, { ms: number, seen: Seen }>>()
-    for (const target of targets) {
-      const child = fork(__filename, ['clients-child', target.id], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-      try {
+    try {
+      for (const target of targets) {
+        const child = fork(__filename, ['clients-child', target.id], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+        servers.push({ id: target.id, url: '', page: null, child })
         const port = await new Promise<number>((resolve, reject) => {
           child.once('message', (msg: { port: number }) => resolve(msg.port))
           child.once('exit', (code) => reject(new Error(`clients child exited (${code})`)))
         })
-        const url = `http://127.0.0.1:${port}/`
-        const page = browser ? await openPlayground(browser, url) : null
-        const perCase = new Map<string, { ms: number, seen: Seen }>()
-        for (const c of cases.filter((x) => x.available)) {
-          const times: number[] = []
-          let seen: Seen = { status: 0 }
-          for (let i = 0; i < runs; i++) {
-            seen = await c.send(url, page)
-            times.push(seen.ms ?? NaN)
-            if (seen.status !== 413) break
+        const server = servers[servers.length - 1]
+        server.url = `http://127.0.0.1:${port}/`
+        server.page = browser ? await openPlayground(browser, server.url) : null
+        results.set(target.id, new Map())
+      }
+      for (const c of cases.filter((x) => x.available)) {
+        const times = new Map<string, number[]>(servers.map((server) => [server.id, []]))
+        const seen = new Map<string, Seen>()
+        for (let i = 0; i < runs; i++) {
+          for (let k = 0; k < servers.length; k++) {
+            const server = servers[(i + k) % servers.length]
+            if (seen.get(server.id) !== undefined && seen.get(server.id)?.status !== 413) continue
+            const result = await c.send(server.url, server.page)
+            seen.set(server.id, result)
+            times.get(server.id)?.push(result.ms ?? NaN)
           }
-          perCase.set(c.name, { ms: median(times), seen })
-          ctx.log(`  ${c.name} / ${target.id}: ${seen.status === 413 ? '413' : `no 413 (${seen.status} ${seen.error ?? ''})`} in ${times.map((t) => t.toFixed(0)).join(', ')} ms`)
         }
-        await page?.close()
-        results.set(target.id, perCase)
-      } finally {
-        child.kill()
+        for (const server of servers) {
+          const mine = seen.get(server.id) as Seen
+          const list = times.get(server.id) as number[]
+          results.get(server.id)?.set(c.name, { ms: median(list), seen: mine })
+          ctx.log(`  ${c.name} / ${server.id}: ${mine.status === 413 ? '413' : `no 413 (${mine.status} ${mine.error ?? ''})`} in ${list.map((t) => t.toFixed(0)).join(', ')} ms`)
+        }
+      }
+    } finally {
+      for (const server of servers) {
+        await server.page?.close()
+        server.child.kill()
       }
     }
     for (const c of cases.filter((x) => x.available)) {

@@ -1,5 +1,6 @@
 // Shared by the hostile-input tests and the fuzz: both entries with their body-parser oracle, a recording server, fake requests.
-import { Duplex } from 'node:stream'
+import { Duplex, Readable } from 'node:stream'
+import zlib from 'node:zlib'
 import http, { IncomingMessage, ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { createRequire } from 'node:module'
@@ -185,5 +186,21 @@ export function shieldReferencePipes (req: IncomingMessage): void {
   req.pipe = function pipeShielded<T extends NodeJS.WritableStream> (this: IncomingMessage, destination: T, options?: { end?: boolean }): T {
     (destination as unknown as NodeJS.EventEmitter).on('error', () => {})
     return pipe.call(this, destination, options) as T
+  }
+}
+
+/** Counts what the decompressors push, to show inflation stops at the limit. */
+export function spyInflated (): { total: () => number, restore: () => void } {
+  let total = 0
+  const classes = [zlib.Gunzip, zlib.Inflate, zlib.BrotliDecompress] as unknown as { prototype: Readable }[]
+  for (const c of classes) {
+    c.prototype.push = function push (this: Readable, chunk: Buffer | null, encoding?: BufferEncoding): boolean {
+      if (chunk) total += chunk.length
+      return Readable.prototype.push.call(this, chunk, encoding)
+    }
+  }
+  return {
+    total: () => total,
+    restore: () => { for (const c of classes) delete (c.prototype as { push?: unknown }).push }
   }
 }

@@ -1,10 +1,10 @@
 // Issue 11: small compressed bodies are read off the wire, then inflated in one zlib call, with the streaming path's answers and bounds.
 import assert from 'node:assert/strict'
-import { Readable, type Transform } from 'node:stream'
+import type { Transform } from 'node:stream'
 import { describe, it } from 'node:test'
 import zlib from 'node:zlib'
 import { AT_ONCE_MAX_LIMIT, atOnce, inflateAtOnce, isSmallBrotli, type InflaterAtOnce } from '../../src/inflate'
-import { MiB, endRequest, entries, fakeRequest, fakeResponse, sleep, tick, type HttpErrorLike, type Middleware } from './helpers'
+import { MiB, endRequest, entries, fakeRequest, fakeResponse, sleep, spyInflated, tick, type HttpErrorLike, type Middleware } from './helpers'
 
 const LIMIT = 100 * 1024
 const CHUNK = 16 * 1024
@@ -121,20 +121,13 @@ async function send (mw: Middleware, headers: Record<string, string>, body: Buff
 
 /** Counts the bytes decompression streams push: zero when a body was inflated in one call. */
 async function streamedBytes (work: () => Promise<unknown>): Promise<number> {
-  let total = 0
-  const classes = [zlib.Gunzip, zlib.Inflate, zlib.BrotliDecompress] as unknown as { prototype: Readable }[]
-  for (const c of classes) {
-    c.prototype.push = function push (this: Readable, chunk: Buffer | null, encoding?: BufferEncoding): boolean {
-      if (chunk) total += chunk.length
-      return Readable.prototype.push.call(this, chunk, encoding)
-    }
-  }
+  const spy = spyInflated()
   try {
     await work()
   } finally {
-    for (const c of classes) delete (c.prototype as { push?: unknown }).push
+    spy.restore()
   }
-  return total
+  return spy.total()
 }
 
 for (const entry of entries) {

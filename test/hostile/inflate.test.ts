@@ -1,9 +1,8 @@
 // Issue 5.2 and 5.3: `limit` holds on the wire and after inflation; bombs get a 413 with bounded inflation and no uncaught error.
 import assert from 'node:assert/strict'
-import { Readable } from 'node:stream'
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test'
 import zlib from 'node:zlib'
-import { MiB, endRequest, entries, fakeRequest, fakeResponse, sleep, tick, type Entry, type HttpErrorLike, type Middleware } from './helpers'
+import { MiB, endRequest, entries, fakeRequest, fakeResponse, sleep, spyInflated, tick, type Entry, type HttpErrorLike, type Middleware } from './helpers'
 
 const LIMIT = 100 * 1024
 const CHUNK = 64 * 1024
@@ -31,22 +30,6 @@ export function emptyGzip (size: number): Buffer {
     out[at + 4] = 0xff
   }
   return out // CRC32 and ISIZE of nothing are zero
-}
-
-/** Counts what the decompressors push, to show inflation stops at the limit. */
-function spyInflated (): { total: () => number, restore: () => void } {
-  let total = 0
-  const classes = [zlib.Gunzip, zlib.Inflate, zlib.BrotliDecompress] as unknown as { prototype: Readable }[]
-  for (const c of classes) {
-    c.prototype.push = function push (this: Readable, chunk: Buffer | null, encoding?: BufferEncoding): boolean {
-      if (chunk) total += chunk.length
-      return Readable.prototype.push.call(this, chunk, encoding)
-    }
-  }
-  return {
-    total: () => total,
-    restore: () => { for (const c of classes) delete (c.prototype as { push?: unknown }).push }
-  }
 }
 
 interface Run { calls: number, err?: HttpErrorLike, body?: unknown, pushed: number }

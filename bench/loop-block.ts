@@ -32,6 +32,7 @@ function jsonText (size: number): string {
 
 const raw = { 'content-type': 'application/octet-stream' }
 const options = { limit: LIMIT, type: '*/*' }
+const zstd = zlib as unknown as { zstdCompressSync?: (input: Buffer | string) => Buffer }
 const brBombWindow = { params: { [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } }
 
 function cases (): Case[] {
@@ -42,7 +43,14 @@ function cases (): Case[] {
     { name: 'gzip bomb (64 MiB of zeros)', parser: 'raw', options, headers: { ...raw, 'content-encoding': 'gzip' }, body: zlib.gzipSync(zeros, { level: 9 }) },
     { name: 'deflate, 256 KiB of 1-byte blocks', parser: 'raw', options, headers: { ...raw, 'content-encoding': 'deflate' }, body: tinyBlocks(LIMIT) },
     { name: 'br json 256 KiB', parser: 'raw', options, headers: { ...raw, 'content-encoding': 'br' }, body: zlib.brotliCompressSync(json) },
-    { name: 'br bomb (64 MiB of zeros, 16 MiB window)', parser: 'raw', options, headers: { ...raw, 'content-encoding': 'br' }, body: zlib.brotliCompressSync(zeros, brBombWindow) }
+    { name: 'br bomb (64 MiB of zeros, 16 MiB window)', parser: 'raw', options, headers: { ...raw, 'content-encoding': 'br' }, body: zlib.brotliCompressSync(zeros, brBombWindow) },
+    // zstd where Node has it (22.15 and later); elsewhere it is a 415 for every target.
+    ...(zstd.zstdCompressSync
+      ? [
+          { name: 'zstd json 256 KiB', parser: 'raw' as const, options, headers: { ...raw, 'content-encoding': 'zstd' }, body: zstd.zstdCompressSync(json) },
+          { name: 'zstd bomb (64 MiB of zeros)', parser: 'raw' as const, options, headers: { ...raw, 'content-encoding': 'zstd' }, body: zstd.zstdCompressSync(zeros) }
+        ]
+      : [])
   ]
 }
 

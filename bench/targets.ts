@@ -42,11 +42,15 @@ function loadEntry (entry: string): { parsers: Parsers, source: string } | null 
   return null
 }
 
+const zstd = zlib as unknown as { zstdDecompressSync?: (body: Buffer) => Buffer }
+
 /** The floor inflates in one synchronous call, with no bound at all. */
 const floorInflaters: Record<string, (body: Buffer) => Buffer> = {
   gzip: (body) => zlib.gunzipSync(body),
   deflate: (body) => zlib.inflateSync(body),
-  br: (body) => zlib.brotliDecompressSync(body)
+  br: (body) => zlib.brotliDecompressSync(body),
+  // zstd where Node has it (22.15 and later)
+  ...(zstd.zstdDecompressSync ? { zstd: zstd.zstdDecompressSync } : {})
 }
 
 /** Reads the whole body with no checks at all: the cost every parser pays at least. */

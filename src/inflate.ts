@@ -19,11 +19,22 @@ function always (): boolean {
   return true
 }
 
-/** The one-shot inflaters of gzip and deflate (both entries) and br (the default entry). */
-export const atOnce: Readonly<Record<'gzip' | 'deflate' | 'br', InflaterAtOnce>> = {
+/** zlib's zstd functions, present from Node 22.15 (the types of Node 20 do not declare them). */
+const zstd = zlib as unknown as {
+  zstdDecompressSync?: InflaterAtOnce['sync']
+  zstdDecompress?: InflaterAtOnce['async']
+}
+
+/**
+ * The one-shot inflaters of gzip and deflate (both entries), br and, where Node has it, zstd (the default
+ * entry). zstd writes its output as it goes, as gzip does: `maxOutputLength` bounds its work too (a 64 MiB
+ * bomb stops in under 1 ms on the bench machine, Node 24).
+ */
+export const atOnce: Readonly<{ gzip: InflaterAtOnce, deflate: InflaterAtOnce, br: InflaterAtOnce, zstd?: InflaterAtOnce }> = {
   gzip: { sync: zlib.gunzipSync, async: zlib.gunzip, onLoop: always },
   deflate: { sync: zlib.inflateSync, async: zlib.inflate, onLoop: always },
-  br: { sync: zlib.brotliDecompressSync, async: zlib.brotliDecompress, onLoop: isSmallBrotli }
+  br: { sync: zlib.brotliDecompressSync, async: zlib.brotliDecompress, onLoop: isSmallBrotli },
+  ...(zstd.zstdDecompressSync && zstd.zstdDecompress ? { zstd: { sync: zstd.zstdDecompressSync, async: zstd.zstdDecompress, onLoop: always } } : {})
 }
 
 /**

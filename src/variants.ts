@@ -104,7 +104,10 @@ export const modern: Variant = {
     ...(createZstdDecompress ? [['zstd', () => createZstdDecompress()] as [string, () => Transform]] : [])
   ]),
   // zstd streams: not measured on Node 20, which has no zstd (README, Performance).
-  inflatersAtOnce: new Map([['deflate', atOnce.deflate], ['gzip', atOnce.gzip], ['br', atOnce.br]]),
+  inflatersAtOnce: new Map([
+    ['deflate', atOnce.deflate], ['gzip', atOnce.gzip], ['br', atOnce.br],
+    ...(atOnce.zstd ? [['zstd', atOnce.zstd] as [string, InflaterAtOnce]] : [])
+  ]),
   knowsCharset: cachedCharsetCheck((charset) => iconv.encodingExists(charset)),
   charsetErrorFirst: true,
   defaultCharsetParsers: new Set(['json', 'text', 'urlencoded']),

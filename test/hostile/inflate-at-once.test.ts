@@ -7,18 +7,24 @@ import { AT_ONCE_MAX_LIMIT, atOnce, inflateAtOnce, isSmallBrotli, type InflaterA
 import { MiB, endRequest, entries, fakeRequest, fakeResponse, sleep, spyInflated, tick, type HttpErrorLike, type Middleware } from './helpers'
 
 const LIMIT = 100 * 1024
+const zstd = zlib as unknown as { createZstdDecompress?: () => Transform, zstdCompressSync?: (input: Buffer | string) => Buffer }
 const CHUNK = 16 * 1024
 const streams: Record<string, () => Transform> = {
   gzip: () => zlib.createGunzip(),
   deflate: () => zlib.createInflate(),
-  br: () => zlib.createBrotliDecompress()
+  br: () => zlib.createBrotliDecompress(),
+  // zstd where Node has it (22.15 and later)
+  ...(zstd.createZstdDecompress ? { zstd: zstd.createZstdDecompress } : {})
 }
 const compressors: Record<string, (input: Buffer | string) => Buffer> = {
   gzip: (input) => zlib.gzipSync(input),
   deflate: (input) => zlib.deflateSync(input),
-  br: (input) => zlib.brotliCompressSync(input)
+  br: (input) => zlib.brotliCompressSync(input),
+  ...(zstd.zstdCompressSync ? { zstd: zstd.zstdCompressSync } : {})
 }
 const encodings = Object.keys(streams) as Array<keyof typeof atOnce>
+/** The one-shot inflater of an encoding the running Node has. */
+const inflaterOf = (encoding: keyof typeof atOnce): InflaterAtOnce => atOnce[encoding] as InflaterAtOnce
 
 function viaAtOnce (inflater: InflaterAtOnce, input: Buffer, limit: number): Promise<{ err: (Error & Record<string, unknown>) | null, body?: Buffer }> {
   return new Promise((resolve) => inflateAtOnce(inflater, input, limit, (err, body) => resolve({ err: err as (Error & Record<string, unknown>) | null, body })))
@@ -63,7 +69,7 @@ describe('one-shot inflation (src/inflate.ts)', () => {
     }
     for (const [name, input] of Object.entries(inputs)) {
       it(`${encoding}, ${name}: the body or error a stream gives for it in one piece`, async () => {
-        const [mine, stream] = await Promise.all([viaAtOnce(atOnce[encoding], input, LIMIT), viaStream(encoding, input, LIMIT)])
+        const [mine, stream] = await Promise.all([viaAtOnce(inflaterOf(encoding), input, LIMIT), viaStream(encoding, input, LIMIT)])
         assert.deepEqual(describeErr(mine.err), describeErr(stream.err))
         assert.deepEqual(mine.body, stream.body)
         if (mine.err?.received !== undefined) {
@@ -78,7 +84,7 @@ describe('one-shot inflation (src/inflate.ts)', () => {
   it('a bomb stops at the first 16 KiB output chunk past the limit, on the loop or on the thread pool', async () => {
     for (const encoding of encodings) {
       for (const onLoop of [true, false]) {
-        const inflater = { ...atOnce[encoding], onLoop: () => onLoop }
+        const inflater = { ...inflaterOf(encoding), onLoop: () => onLoop }
         const { err } = await viaAtOnce(inflater, compressors[encoding](Buffer.alloc(64 * MiB)), LIMIT)
         assert.deepEqual([err?.status, err?.received], [413, Math.ceil((LIMIT + 1) / CHUNK) * CHUNK], `${encoding}, on loop: ${onLoop}`)
       }

@@ -44,7 +44,7 @@ function sameBody (a: unknown, b: unknown, exact: boolean): boolean {
 }
 
 /** Times one case on every target; each target's ratio is against its own baseline target. */
-export async function benchCase (c: Case, targets: Target[], ctx: Context): Promise<Row[]> {
+async function benchCase (c: Case, targets: Target[], ctx: Context): Promise<Row[]> {
   const chunks = chunksOf(c.body)
   const rows: Row[] = []
   const bodies = new Map<string, unknown>()
@@ -104,13 +104,19 @@ export async function benchCase (c: Case, targets: Target[], ctx: Context): Prom
   return rows
 }
 
-export async function inProcess (ctx: Context): Promise<SectionResult> {
+/** Benchmarks each case against the targets in turn, logging how long each took. */
+export async function benchCases (selected: readonly Case[], targets: Target[], ctx: Context): Promise<Row[]> {
   const rows: Row[] = []
-  for (const c of cases) {
+  for (const c of selected) {
     const started = performance.now()
-    rows.push(...await benchCase(c, ctx.targets, ctx))
+    rows.push(...await benchCase(c, targets, ctx))
     ctx.log(`  ${c.name}: ${((performance.now() - started) / 1000).toFixed(1)} s`)
   }
+  return rows
+}
+
+export async function inProcess (ctx: Context): Promise<SectionResult> {
+  const rows = await benchCases(cases, ctx.targets, ctx)
   return {
     id: 'in-process',
     title: 'In-process: time per request ÷ baseline (lower is faster; median of per-round ratios ±95% interval, ops/s in brackets)',

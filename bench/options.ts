@@ -1,8 +1,8 @@
 // bodykit-options section: what rawBody, the poisoning options and the promise API cost next to the same parser with default options.
 import type { IncomingMessage } from 'node:http'
 import { cases, type Case } from './cases'
-import { benchCase } from './in-process'
-import type { Context, Row, SectionResult } from './report'
+import { benchCases } from './in-process'
+import type { Context, SectionResult } from './report'
 import type { Middleware, ParserName, Parsers, Target } from './targets'
 
 type Reader = (req: IncomingMessage, options?: Record<string, unknown>) => Promise<unknown>
@@ -51,12 +51,7 @@ export async function bodykitOptions (ctx: Context): Promise<SectionResult> {
   ]
   const pick = (name: string): Case => cases.find((c) => c.name === name) as Case
   const selected = [pick('json 69 B'), pick('json 10 KiB'), escaped(pick('json 10 KiB')), pick('urlencoded 60 B'), pick('text 1 KiB')]
-  const rows: Row[] = []
-  for (const c of selected) {
-    const started = performance.now()
-    rows.push(...await benchCase(c, targets, ctx))
-    ctx.log(`  ${c.name}: ${((performance.now() - started) / 1000).toFixed(1)} s`)
-  }
+  const rows = await benchCases(selected, targets, ctx)
   return {
     id: 'options',
     title: 'bodykit\'s own options: time per request ÷ bodykit with default options (lower is faster; 1.00 = no cost)',

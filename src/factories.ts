@@ -1,5 +1,6 @@
 // Turns a variant into the four public factories: options validated once, then one read.ts pipeline per request.
 import createDebug from 'debug'
+import { AT_ONCE_MAX_LIMIT, type InflaterAtOnce } from './inflate'
 import { normalizeCommonOptions, type AnyOptions, type JsonOptions, type RawOptions, type TextOptions, type UrlencodedOptions } from './options'
 import { readBody, type ParseFunction, type ReadSettings } from './read'
 import { createTypeMatcher } from './type-match'
@@ -19,6 +20,8 @@ export interface Factories {
   urlencoded: (options?: UrlencodedOptions | null) => Middleware
 }
 
+const NO_INFLATERS: ReadonlyMap<string, InflaterAtOnce> = new Map()
+
 /** Validates options and fixes everything request-independent for one middleware or reader. */
 export function createReadSettings (definition: ParserDefinition, options: AnyOptions, variant: Variant): ReadSettings {
   const common = normalizeCommonOptions(options)
@@ -35,6 +38,8 @@ export function createReadSettings (definition: ParserDefinition, options: AnyOp
     verify: common.verify,
     rawBody: common.rawBody,
     discard: common.discard,
+    // One-shot inflation keeps the event loop's work bounded only up to this limit (README, Performance).
+    inflatersAtOnce: common.limit <= AT_ONCE_MAX_LIMIT ? variant.inflatersAtOnce : NO_INFLATERS,
     parse
   }
 }

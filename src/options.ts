@@ -240,6 +240,9 @@ export function normalizeCommonOptions (options: AnyOptions): CommonSettings {
   }
 }
 
+/** The longest delay a Node timer takes (about 24.8 days); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 /** The after-error read-off budget; a value that is not a size or a duration throws, never meaning "no bound". */
 function normalizeDiscard (given: Record<string, unknown>): DiscardBudget {
   const { discardLimit, discardTime } = given
@@ -253,5 +256,6 @@ function normalizeDiscard (given: Record<string, unknown>): DiscardBudget {
   if (typeof ms !== 'number' || !(ms >= 0)) {
     throw new TypeError('option discardTime must be a zero or a positive number')
   }
-  return { bytes: bytesLimit, ms }
+  // A longer time (Infinity) means as long as a timer can wait, not a timer that fires at once.
+  return { bytes: bytesLimit, ms: Math.min(ms, MAX_TIMER_MS) }
 }

@@ -7,7 +7,7 @@ import iconv from 'iconv-lite'
 import getRawBody from 'raw-body'
 import typeis from 'type-is'
 import * as errors from './errors'
-import { AT_ONCE_MAX_LIMIT, inflateAtOnce, type InflaterAtOnce } from './inflate'
+import { inflateAtOnce, type InflaterAtOnce } from './inflate'
 import type { VerifyFunction } from './options'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
@@ -34,6 +34,8 @@ export interface ReadSettings {
   readonly rawBody: boolean
   /** How much of a refused body is read off after the answer. */
   readonly discard: DiscardBudget
+  /** Content-Encodings read first and then inflated in one zlib call: the variant's, or none when `limit` is too large. */
+  readonly inflatersAtOnce: ReadonlyMap<string, InflaterAtOnce>
   readonly parse: ParseFunction
 }
 
@@ -83,8 +85,8 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     return
   }
   if (contentEncoding !== 'identity') {
-    const inflater = settings.variant.inflatersAtOnce.get(contentEncoding)
-    if (inflater !== undefined && settings.limit <= AT_ONCE_MAX_LIMIT && isUntouched(req)) readThenInflate(settings, req, res, next, inflater, charset)
+    const inflater = settings.inflatersAtOnce.get(contentEncoding)
+    if (inflater !== undefined && isUntouched(req)) readThenInflate(settings, req, res, next, inflater, charset)
     else readInflated(settings, req, res, next, contentEncoding, charset)
     return
   }

@@ -31,7 +31,7 @@ export interface Variant {
   readonly readContentType: ContentTypeReader
   /** Content-Encodings that can be inflated, and how. */
   readonly decompressors: ReadonlyMap<string, () => Transform>
-  /** Content-Encodings whose small bodies are read first, then inflated in one zlib call (src/inflate.ts). */
+  /** Content-Encodings whose small bodies are read first, then inflated in one zlib call (zstd where Node has it). */
   readonly inflatersAtOnce: ReadonlyMap<string, InflaterAtOnce>
   /** Whether a charset can be decoded (iconv-lite's knowledge, as of the body-parser release mimicked). */
   readonly knowsCharset: (charset: string) => boolean
@@ -103,7 +103,6 @@ export const modern: Variant = {
     ['br', () => zlib.createBrotliDecompress()],
     ...(createZstdDecompress ? [['zstd', () => createZstdDecompress()] as [string, () => Transform]] : [])
   ]),
-  // zstd streams: not measured on Node 20, which has no zstd (README, Performance).
   inflatersAtOnce: new Map([
     ['deflate', atOnce.deflate], ['gzip', atOnce.gzip], ['br', atOnce.br],
     ...(atOnce.zstd ? [['zstd', atOnce.zstd] as [string, InflaterAtOnce]] : [])

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test'
 import { entries } from '../helpers/entries'
 import { assertBody, assertReply, httpError } from '../helpers/expect'
 import { serve } from '../helpers/server'
+import { normalizeCommonOptions } from '../../src/options'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -132,3 +133,13 @@ for (const entry of entries) {
     })
   })
 }
+
+describe('the read-off budget as validated', () => {
+  it('takes a discardTime longer than a Node timer can wait (Infinity) as the longest wait, not as a timer that fires at once', () => {
+    const longest = 2 ** 31 - 1
+    assert.equal(normalizeCommonOptions({ discardTime: Infinity }).discard.ms, longest)
+    assert.equal(normalizeCommonOptions({ discardTime: longest + 1 }).discard.ms, longest)
+    assert.equal(normalizeCommonOptions({ discardTime: 60_000 }).discard.ms, 60_000)
+    assert.equal(normalizeCommonOptions({ discardLimit: Infinity }).discard.bytes, Infinity)
+  })
+})

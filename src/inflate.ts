@@ -1,5 +1,7 @@
 // One-shot inflation: a small compressed body, read off the wire first, inflated in one synchronous zlib call.
+import type { Transform } from 'node:stream'
 import zlib from 'node:zlib'
+import getRawBody from 'raw-body'
 import * as errors from './errors'
 
 interface Options { maxOutputLength: number }
@@ -80,6 +82,46 @@ export function inflateAtOnce (inflater: InflaterAtOnce, input: Buffer, limit: n
   }
   settle(null, body)
 }
+
+/** A compressed body read off the wire in full: its bytes, and the length of each piece as it arrived. */
+export interface WireBody {
+  readonly bytes: Buffer
+  readonly pieces: readonly number[]
+}
+
+/**
+ * Inflates a whole compressed body in one zlib call and gives the streaming path's verdict (body-parser's).
+ * An intact body gets it from the one call. A damaged one (zlib reports an error) is inflated again as a
+ * stream, `createStream()`, the way body-parser does: in that case the answer depends on how much output
+ * reached raw-body before zlib saw the damage (413 if that is past `limit`, else zlib's error), which depends
+ * on zlib's 16 KiB output chunks and on the pieces the body arrived in. So the stream itself is run rather than
+ * modelled; damaged bodies are rare, and the stream stops past `limit` as always.
+ */
+export function inflateExactly (inflater: InflaterAtOnce, createStream: () => Transform, wire: WireBody, limit: number,
+  callback: (err: Error | null, body?: Buffer) => void): void {
+  inflateAtOnce(inflater, wire.bytes, limit, function onInflated (err, body) {
+    // The 413s of inflateAtOnce are http errors; zlib's own errors have no status.
+    if (err !== null && (err as { status?: unknown }).status === undefined) inflateAsStream(createStream, wire, limit, callback)
+    else callback(err, body)
+  })
+}
+
+/** Writes the body's pieces into a decompression stream and reads its output with raw-body and `limit`, as body-parser does. */
+export function inflateAsStream (createStream: () => Transform, wire: WireBody, limit: number,
+  callback: (err: Error | null, body?: Buffer) => void): void {
+  const stream = createStream()
+  // raw-body stops listening once it has answered: a later zlib error must not go unhandled.
+  stream.on('error', ignore)
+  getRawBody(stream, { limit, encoding: null } as getRawBody.Options, function onInflated (err: getRawBody.RawBodyError | null, body: Buffer) {
+    stream.destroy()
+    callback(err ?? null, body)
+  })
+  let at = 0
+  for (const piece of wire.pieces) stream.write(wire.bytes.subarray(at, at += piece))
+  stream.end()
+}
+
+function ignore (): void {}
 
 /**
  * Whether a br body is inflated at once within bounds. `maxOutputLength` alone does not bound brotli's work:

@@ -7,7 +7,7 @@ import iconv from 'iconv-lite'
 import getRawBody from 'raw-body'
 import typeis from 'type-is'
 import * as errors from './errors'
-import { inflateAtOnce, type InflaterAtOnce } from './inflate'
+import { inflateExactly, type InflaterAtOnce } from './inflate'
 import type { VerifyFunction } from './options'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
@@ -86,7 +86,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   }
   if (contentEncoding !== 'identity') {
     const inflater = settings.inflatersAtOnce.get(contentEncoding)
-    if (inflater !== undefined && isUntouched(req)) readThenInflate(settings, req, res, next, inflater, charset)
+    if (inflater !== undefined && isUntouched(req)) readThenInflate(settings, req, res, next, contentEncoding, inflater, charset)
     else readInflated(settings, req, res, next, contentEncoding, charset)
     return
   }
@@ -106,18 +106,24 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
  * is several times cheaper than a stream, which pays several trips to zlib's thread pool.
  */
 function readThenInflate (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction,
-  inflater: InflaterAtOnce, charset: string | null): void {
+  contentEncoding: string, inflater: InflaterAtOnce, charset: string | null): void {
   const { limit, debug } = settings
-  if (debug.enabled) debug('inflate %s body at once', req.headers['content-encoding'])
+  if (debug.enabled) debug('inflate %s body at once', contentEncoding)
   const options = { length: req.headers['content-length'], limit, encoding: null } as getRawBody.Options
-  getRawBody(req, options, function onWire (err: getRawBody.RawBodyError | null, wire: Buffer) {
+  // The pieces as they arrived: a damaged body is inflated again as body-parser's stream saw it.
+  const pieces: number[] = []
+  const countPiece = (chunk: Buffer): void => { pieces.push(chunk.length) }
+  req.on('data', countPiece)
+  getRawBody(req, options, function onWire (err: getRawBody.RawBodyError | null, bytes: Buffer) {
+    req.removeListener('data', countPiece)
     if (err) {
       fail(settings.discard, req, res, next, err)
       return
     }
+    const createStream = settings.variant.decompressors.get(contentEncoding) as () => Transform
     // compat(v1, v2): body-parser's decompressor ends after the request, which Node destroys once it ended
     // (right after this callback): next() sees it so.
-    process.nextTick(inflateAtOnce, inflater, wire, limit, function onInflated (error: Error | null, body?: Buffer) {
+    process.nextTick(inflateExactly, inflater, createStream, { bytes, pieces }, limit, function onInflated (error: Error | null, body?: Buffer) {
       if (error) fail(settings.discard, req, res, next, error)
       else finish(settings, req, res, next, body as Buffer, charset)
     })

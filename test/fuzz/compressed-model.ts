@@ -1,0 +1,265 @@
+// The compressed-body generator (issue 14): compressible bodies, every encoding, damaged every way, whole or in pieces, limits around their size.
+import assert from 'node:assert/strict'
+import zlib from 'node:zlib'
+import fc from 'fast-check'
+import bodykit from '../../src/index'
+import { endRequest, fakeRequest, fakeResponse, shieldReferencePipes, tick, type Entry, type HttpErrorLike, type Middleware, type ParserName } from '../hostile/helpers'
+import { shape } from './model'
+
+type Compress = (data: Buffer) => Buffer
+const zstdCompressSync = (zlib as unknown as { zstdCompressSync?: Compress }).zstdCompressSync
+
+/** Every Content-Encoding the entry inflates (zstd where Node has it: body-parser 2.4.0 inflates it there too). */
+export function encodingsOf (entry: Entry): Record<string, Compress> {
+  const both: Record<string, Compress> = { gzip: (b) => zlib.gzipSync(b), deflate: (b) => zlib.deflateSync(b) }
+  if (entry.name === 'legacy') return both
+  return { ...both, br: (b) => zlib.brotliCompressSync(b), ...(zstdCompressSync ? { zstd: zstdCompressSync } : {}) }
+}
+
+/** Inflated sizes: empty, tiny, around zlib's 16 KiB output chunk and its multiples, and up to 240 KiB. */
+const SIZES = [0, 1, 37, 200, 1000, 1024, 1034, 4000, 16383, 16384, 16385, 20000, 32768, 50000, 65537, 102400, 120000, 245760]
+const KINDS = ['text', 'json', 'run'] as const
+type Kind = typeof KINDS[number]
+
+/** A compressible body of about `size` bytes: repeated text, a JSON array, or a run of one byte. */
+function payloadOf (kind: Kind, size: number): Buffer {
+  if (kind === 'run') return Buffer.alloc(size, 0x61)
+  if (kind === 'text') return Buffer.from('The quick brown fox jumps over the lazy dog. '.repeat(Math.ceil(size / 45)).slice(0, size))
+  if (size < 2) return Buffer.from('[]'.slice(0, size))
+  const items: string[] = []
+  let length = 2
+  for (let i = 0; length < size; i++) {
+    const item = JSON.stringify({ id: i, name: 'item ' + i, tags: ['a', 'b'], ok: i % 3 === 0 })
+    items.push(item)
+    length += item.length + 1
+  }
+  // Cut to the exact size: the tail may leave the JSON unfinished, one more kind of bad body.
+  return Buffer.from('[' + items.join(',') + ']').subarray(0, size)
+}
+
+/** Compressed payloads, made once per entry (brotli at its default quality is slow). */
+const pools = new Map<string, Map<string, { plain: Buffer, packed: Buffer }>>()
+function pooled (entry: Entry, encoding: string, kind: Kind, size: number): { plain: Buffer, packed: Buffer } {
+  const key = `${entry.name}|${encoding}`
+  let pool = pools.get(key)
+  if (!pool) pools.set(key, pool = new Map())
+  const item = `${kind}|${size}`
+  let found = pool.get(item)
+  if (!found) {
+    const plain = payloadOf(kind, size)
+    found = { plain, packed: encodingsOf(entry)[encoding](plain) }
+    pool.set(item, found)
+  }
+  return found
+}
+
+/** How the compressed stream is damaged before it is sent. */
+export type Damage =
+  | { kind: 'none' }
+  | { kind: 'cut', at: number } // cut at a fraction of its length
+  | { kind: 'cutEnd', bytes: number } // the last 1–8 bytes missing
+  | { kind: 'flip', at: number, bit: number } // one bit flipped anywhere
+  | { kind: 'garbage', bytes: number[] } // trailing garbage
+  | { kind: 'zeros', count: number } // trailing zero bytes
+  | { kind: 'twice' } // the stream twice (a second gzip member)
+  | { kind: 'thenValid' } // followed by another, valid, stream
+  | { kind: 'nothing' } // no bytes at all, with the Content-Encoding
+
+export const damage: fc.Arbitrary<Damage> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant({ kind: 'none' as const }) },
+  { weight: 3, arbitrary: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }).map((at) => ({ kind: 'cut' as const, at })) },
+  { weight: 3, arbitrary: fc.integer({ min: 1, max: 8 }).map((bytes) => ({ kind: 'cutEnd' as const, bytes })) },
+  { weight: 3, arbitrary: fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), bit: fc.nat(7) }).map((f) => ({ kind: 'flip' as const, ...f })) },
+  { weight: 1, arbitrary: fc.array(fc.nat(255), { minLength: 1, maxLength: 24 }).map((bytes) => ({ kind: 'garbage' as const, bytes })) },
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 32 }).map((count) => ({ kind: 'zeros' as const, count })) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'twice' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'thenValid' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'nothing' as const }) }
+)
+
+function applyDamage (packed: Buffer, d: Damage, other: Buffer): Buffer {
+  switch (d.kind) {
+    case 'none': return packed
+    case 'cut': return packed.subarray(0, Math.floor(d.at * packed.length))
+    case 'cutEnd': return packed.subarray(0, Math.max(0, packed.length - d.bytes))
+    case 'flip': {
+      if (packed.length === 0) return packed
+      const copy = Buffer.from(packed)
+      copy[Math.floor(d.at * copy.length)] ^= 1 << d.bit
+      return copy
+    }
+    case 'garbage': return Buffer.concat([packed, Buffer.from(d.bytes)])
+    case 'zeros': return Buffer.concat([packed, Buffer.alloc(d.count)])
+    case 'twice': return Buffer.concat([packed, packed])
+    case 'thenValid': return Buffer.concat([packed, other])
+    case 'nothing': return Buffer.alloc(0)
+  }
+}
+
+/** Where `limit` falls: around the inflated size (below, equal, above, far above), a fraction of it, or a fixed value. */
+export type LimitChoice = { around: number } | { fraction: number } | { fixed: number }
+const limitChoice: fc.Arbitrary<LimitChoice> = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(-1024, -17, -1, 0, 1, 17, 1024, 16384, 1e6).map((around) => ({ around })) },
+  { weight: 2, arbitrary: fc.constantFrom(0.01, 0.1, 0.5, 0.9, 2, 10).map((fraction) => ({ fraction })) },
+  { weight: 1, arbitrary: fc.constantFrom(0, 1, 1024, 16384, 102400, 262144, 262145).map((fixed) => ({ fixed })) }
+)
+
+export interface CompressedInput {
+  parser: ParserName
+  encodingIndex: number
+  kind: Kind
+  size: number
+  damage: Damage
+  limit: LimitChoice
+  /** Split points (fractions of the wire body); empty: one piece. */
+  pieces: readonly number[]
+  rawBody: boolean
+  /** Through the promise API (default entry) instead of the middleware. */
+  reader: boolean
+}
+
+export const compressedInput: fc.Arbitrary<CompressedInput> = fc.record({
+  parser: fc.constantFrom<ParserName>('json', 'json', 'raw', 'text', 'urlencoded'),
+  encodingIndex: fc.nat(7),
+  kind: fc.constantFrom(...KINDS),
+  size: fc.constantFrom(...SIZES),
+  damage,
+  limit: limitChoice,
+  pieces: fc.oneof(
+    { weight: 1, arbitrary: fc.constant<readonly number[]>([]) },
+    { weight: 1, arbitrary: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 12 }) }
+  ),
+  rawBody: fc.boolean(),
+  reader: fc.boolean()
+})
+
+const CONTENT_TYPES: Record<ParserName, string> = {
+  json: 'application/json', raw: 'application/octet-stream', text: 'text/plain', urlencoded: 'application/x-www-form-urlencoded'
+}
+
+/** One generated request, ready to send. */
+export interface CompressedRequest {
+  encoding: string
+  limit: number
+  headers: Record<string, string>
+  wire: Buffer
+  chunks: Buffer[]
+  /** The body as a client meant it (before compression and damage). */
+  inflatedSize: number
+}
+
+export function toRequest (entry: Entry, input: CompressedInput): CompressedRequest {
+  const names = Object.keys(encodingsOf(entry))
+  const encoding = names[input.encodingIndex % names.length]
+  const { plain, packed } = pooled(entry, encoding, input.kind, input.size)
+  const other = pooled(entry, encoding, 'text', 37).packed
+  const wire = applyDamage(packed, input.damage, other)
+  const l = input.limit
+  const limit = 'fixed' in l ? l.fixed : 'around' in l ? Math.max(0, plain.length + l.around) : Math.floor(plain.length * l.fraction)
+  const cuts = [...new Set(input.pieces.map((p) => Math.floor(p * wire.length)))].filter((c) => c > 0 && c < wire.length).sort((a, b) => a - b)
+  const chunks: Buffer[] = []
+  let from = 0
+  for (const cut of [...cuts, wire.length]) {
+    if (cut > from) chunks.push(wire.subarray(from, cut))
+    from = cut
+  }
+  const headers = { 'content-type': CONTENT_TYPES[input.parser], 'content-encoding': encoding, 'content-length': String(wire.length) }
+  return { encoding, limit, headers, wire, chunks, inflatedSize: plain.length }
+}
+
+/** What one middleware (or reader) did with a request. */
+export interface Outcome {
+  calls: number
+  err?: HttpErrorLike
+  body?: unknown
+  rawBody?: unknown
+}
+
+const middlewares = new Map<string, Middleware>()
+function middlewareFor (entry: Entry, role: 'bodykit' | 'reference', parser: ParserName, limit: number, rawBody: boolean): Middleware {
+  const key = `${entry.name}|${role}|${parser}|${limit}|${rawBody}`
+  let mw = middlewares.get(key)
+  if (!mw) {
+    const options: Record<string, unknown> = { limit }
+    if (parser === 'urlencoded') options.extended = true
+    if (role === 'bodykit' && rawBody) options.rawBody = true
+    middlewares.set(key, mw = entry[role][parser](options))
+  }
+  return mw
+}
+
+const readers = { json: bodykit.readJson, raw: bodykit.readRaw, text: bodykit.readText, urlencoded: bodykit.readUrlencoded }
+
+/** Sends the request's chunks into a fake request read by bodykit (middleware or reader) or by body-parser. */
+export async function play (entry: Entry, role: 'bodykit' | 'reference', input: CompressedInput, request: CompressedRequest): Promise<Outcome> {
+  const req = fakeRequest(request.headers)
+  if (role === 'reference') shieldReferencePipes(req)
+  const outcome: Outcome = { calls: 0 }
+  let done: () => void = () => {}
+  const answered = new Promise<void>((resolve) => { done = resolve })
+  const record = (err: unknown, body: unknown): void => {
+    outcome.calls++
+    if (outcome.calls > 1) return
+    outcome.err = err as HttpErrorLike | undefined
+    outcome.body = body
+    outcome.rawBody = (req as { rawBody?: unknown }).rawBody
+    done()
+  }
+  const options = { limit: request.limit, ...(input.parser === 'urlencoded' ? { extended: true } : {}), ...(input.rawBody ? { rawBody: true } : {}) }
+  if (role === 'bodykit' && input.reader && entry.name === 'default') {
+    readers[input.parser](req, options).then((body) => { record(undefined, body) }, (err: unknown) => { record(err, undefined) })
+  } else {
+    middlewareFor(entry, role, input.parser, request.limit, input.rawBody)(req, fakeResponse(req), (err) => { record(err, (req as { body?: unknown }).body) })
+  }
+  for (const chunk of request.chunks) req.push(chunk)
+  endRequest(req)
+  // zlib works on the thread pool; a request never answered is reported by the verdict (calls 0).
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([answered, new Promise<void>((resolve) => { timer = setTimeout(resolve, 5000) })])
+  clearTimeout(timer)
+  await tick()
+  return outcome
+}
+
+const EXTRA = ['expected', 'length', 'limit', 'received', 'charset', 'encoding', 'code', 'errno']
+
+/** Everything the verdict compares of an error: status, type, message and every extra property. */
+function describe (err: HttpErrorLike): Record<string, unknown> {
+  const out: Record<string, unknown> = { status: err.status, type: err.type, message: err.message, expose: err.expose }
+  for (const key of EXTRA) if (key in err) out[key] = err[key]
+  if ('body' in err) out.body = shape(err.body)
+  return out
+}
+
+/**
+ * The verdict: body-parser's answer exactly (status, type, message, extra properties, body), with two
+ * documented allowances. A body whose compressed size alone is over `limit` is refused on the wire (413
+ * counting the wire bytes). In pieces, `received` on a 413 after inflation is past `limit` by at most one
+ * 16 KiB zlib chunk on both sides (README, Differences); a body in one piece must give body-parser's exact count.
+ */
+export function checkVerdict (input: CompressedInput, request: CompressedRequest, mine: Outcome, reference: Outcome): void {
+  assert.equal(mine.calls, 1, 'bodykit must answer exactly once')
+  assert.equal(reference.calls, 1, 'body-parser did not answer once')
+  const { limit, wire } = request
+  if (wire.length > limit) {
+    assert.ok(mine.err, 'a compressed body over limit on the wire was accepted')
+    assert.equal(mine.err.type, 'entity.too.large')
+    const counted = mine.err.expected === wire.length || (typeof mine.err.received === 'number' && mine.err.received > limit && mine.err.received <= wire.length)
+    assert.ok(counted, `413 does not count the wire: ${JSON.stringify(describe(mine.err))}`)
+    return
+  }
+  // rawBody is the Buffer verify would get: kept exactly when the body was read in full (parse errors carry it).
+  const readInFull = mine.err === undefined || 'body' in mine.err
+  if (input.rawBody && readInFull) assert.ok(Buffer.isBuffer(mine.rawBody), 'rawBody missing after a full read')
+  else assert.equal(mine.rawBody, undefined, input.rawBody ? 'rawBody set on a body not read in full' : 'rawBody set without the option')
+  const theirs = reference.err ? describe(reference.err) : { body: shape(reference.body) }
+  const ours = mine.err ? describe(mine.err) : { body: shape(mine.body) }
+  if (request.chunks.length > 1 && mine.err?.type === 'entity.too.large' && reference.err?.type === 'entity.too.large') {
+    for (const received of [mine.err.received, reference.err.received]) {
+      assert.ok(typeof received === 'number' && received > limit && received <= limit + 16 * 1024, `received ${String(received)} is not within one chunk past limit ${limit}`)
+    }
+    assert.deepEqual({ ...ours, received: 'past limit' }, { ...theirs, received: 'past limit' })
+    return
+  }
+  assert.deepEqual(ours, theirs)
+}

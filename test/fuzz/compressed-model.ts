@@ -7,12 +7,13 @@ import { endRequest, fakeRequest, fakeResponse, shieldReferencePipes, tick, type
 import { shape } from './model'
 
 type Compress = (data: Buffer) => Buffer
+type EntryName = Entry['name']
 const zstdCompressSync = (zlib as unknown as { zstdCompressSync?: Compress }).zstdCompressSync
 
 /** Every Content-Encoding the entry inflates (zstd where Node has it: body-parser 2.4.0 inflates it there too). */
-export function encodingsOf (entry: Entry): Record<string, Compress> {
+export function encodingsOf (entry: EntryName): Record<string, Compress> {
   const both: Record<string, Compress> = { gzip: (b) => zlib.gzipSync(b), deflate: (b) => zlib.deflateSync(b) }
-  if (entry.name === 'legacy') return both
+  if (entry === 'legacy') return both
   return { ...both, br: (b) => zlib.brotliCompressSync(b), ...(zstdCompressSync ? { zstd: zstdCompressSync } : {}) }
 }
 
@@ -39,8 +40,8 @@ function payloadOf (kind: Kind, size: number): Buffer {
 
 /** Compressed payloads, made once per entry (brotli at its default quality is slow). */
 const pools = new Map<string, Map<string, { plain: Buffer, packed: Buffer }>>()
-function pooled (entry: Entry, encoding: string, kind: Kind, size: number): { plain: Buffer, packed: Buffer } {
-  const key = `${entry.name}|${encoding}`
+function pooled (entry: EntryName, encoding: string, kind: Kind, size: number): { plain: Buffer, packed: Buffer } {
+  const key = `${entry}|${encoding}`
   let pool = pools.get(key)
   if (!pool) pools.set(key, pool = new Map())
   const item = `${kind}|${size}`
@@ -133,7 +134,7 @@ export const compressedInput: fc.Arbitrary<CompressedInput> = fc.record({
   reader: fc.boolean()
 })
 
-const CONTENT_TYPES: Record<ParserName, string> = {
+export const CONTENT_TYPE: Record<ParserName, string> = {
   json: 'application/json', raw: 'application/octet-stream', text: 'text/plain', urlencoded: 'application/x-www-form-urlencoded'
 }
 
@@ -148,7 +149,7 @@ export interface CompressedRequest {
   inflatedSize: number
 }
 
-export function toRequest (entry: Entry, input: CompressedInput): CompressedRequest {
+export function toRequest (entry: EntryName, input: CompressedInput): CompressedRequest {
   const names = Object.keys(encodingsOf(entry))
   const encoding = names[input.encodingIndex % names.length]
   const { plain, packed } = pooled(entry, encoding, input.kind, input.size)
@@ -163,7 +164,7 @@ export function toRequest (entry: Entry, input: CompressedInput): CompressedRequ
     if (cut > from) chunks.push(wire.subarray(from, cut))
     from = cut
   }
-  const headers = { 'content-type': CONTENT_TYPES[input.parser], 'content-encoding': encoding, 'content-length': String(wire.length) }
+  const headers = { 'content-type': CONTENT_TYPE[input.parser], 'content-encoding': encoding, 'content-length': String(wire.length) }
   return { encoding, limit, headers, wire, chunks, inflatedSize: plain.length }
 }
 

@@ -27,7 +27,7 @@ for (const entry of entries) {
     it(`${runs} generated requests: body-parser's answer, once, with nothing uncaught`, async (t) => {
       const tally = new Map<string, number>()
       await fc.assert(fc.asyncProperty(compressedInput, async (input) => {
-        const request = toRequest(entry, input)
+        const request = toRequest(entry.name, input)
         const mine = await play(entry, 'bodykit', input, request)
         const reference = await play(entry, 'reference', input, request)
         checkVerdict(input, request, mine, reference)

@@ -14,6 +14,12 @@ export interface InflaterAtOnce {
   readonly sync: (input: Buffer, options: Options) => Buffer
   readonly async: (input: Buffer, options: Options, callback: (err: Error | null, body: Buffer) => void) => void
   readonly onLoop: (input: Buffer, limit: number) => boolean
+  /**
+   * Whether a stream hands raw-body, however the body is split, all that the call inflated before it stopped
+   * past `limit`: so a 413 from the call is the stream's. True of gzip, deflate and zstd, which write their output
+   * as they read; brotli may hold back its output until more input comes, how much depending on the pieces.
+   */
+  readonly outputsAsItGoes: boolean
 }
 
 /** gzip and deflate: zlib writes its output as it goes, so `maxOutputLength` bounds the work. */
@@ -33,10 +39,10 @@ const zstd = zlib as unknown as {
  * bomb stops in under 1 ms on the bench machine, Node 24).
  */
 export const atOnce: Readonly<{ gzip: InflaterAtOnce, deflate: InflaterAtOnce, br: InflaterAtOnce, zstd?: InflaterAtOnce }> = {
-  gzip: { sync: zlib.gunzipSync, async: zlib.gunzip, onLoop: always },
-  deflate: { sync: zlib.inflateSync, async: zlib.inflate, onLoop: always },
-  br: { sync: zlib.brotliDecompressSync, async: zlib.brotliDecompress, onLoop: isSmallBrotli },
-  ...(zstd.zstdDecompressSync && zstd.zstdDecompress ? { zstd: { sync: zstd.zstdDecompressSync, async: zstd.zstdDecompress, onLoop: always } } : {})
+  gzip: { sync: zlib.gunzipSync, async: zlib.gunzip, onLoop: always, outputsAsItGoes: true },
+  deflate: { sync: zlib.inflateSync, async: zlib.inflate, onLoop: always, outputsAsItGoes: true },
+  br: { sync: zlib.brotliDecompressSync, async: zlib.brotliDecompress, onLoop: isSmallBrotli, outputsAsItGoes: false },
+  ...(zstd.zstdDecompressSync && zstd.zstdDecompress ? { zstd: { sync: zstd.zstdDecompressSync, async: zstd.zstdDecompress, onLoop: always, outputsAsItGoes: true } } : {})
 }
 
 /**
@@ -58,14 +64,15 @@ const EMPTY = Buffer.alloc(0)
  * back (synchronously when on the loop) with the body, or with the error the streaming path gives: zlib's
  * own (message, `code`, `errno`), or a 413 whose `received` is what body-parser reports when the body
  * arrives in one piece: the inflated size at the end of the first 16 KiB output chunk past `limit` (or the
- * whole inflated size, if smaller).
+ * whole inflated size, if smaller). `stopped` says the call stopped there, before the end of the input.
  */
 export function inflateAtOnce (inflater: InflaterAtOnce, input: Buffer, limit: number,
-  callback: (err: Error | null, body?: Buffer) => void): void {
+  callback: (err: Error | null, body?: Buffer, stopped?: boolean) => void): void {
   // The stream is stopped at the first chunk boundary past `limit`: inflate no further.
   const options = { maxOutputLength: (Math.floor(limit / CHUNK) + 1) * CHUNK }
   const settle = (err: Error | null, body: Buffer): void => {
-    if (err !== null) callback((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE' ? errors.entityTooLarge(limit, options.maxOutputLength) : err)
+    if (err !== null && (err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') callback(errors.entityTooLarge(limit, options.maxOutputLength), undefined, true)
+    else if (err !== null) callback(err)
     else if (body.length > limit) callback(errors.entityTooLarge(limit, body.length))
     else callback(null, body)
   }
@@ -95,13 +102,15 @@ export interface WireBody {
  * stream, `createStream()`, the way body-parser does: in that case the answer depends on how much output
  * reached raw-body before zlib saw the damage (413 if that is past `limit`, else zlib's error), which depends
  * on zlib's 16 KiB output chunks and on the pieces the body arrived in. So the stream itself is run rather than
- * modelled; damaged bodies are rare, and the stream stops past `limit` as always.
+ * modelled; damaged bodies are rare, and the stream stops past `limit` as always. So is a br body the call
+ * stopped past `limit` (see `outputsAsItGoes`): the rest of it, unseen, may be damaged.
  */
 export function inflateExactly (inflater: InflaterAtOnce, createStream: () => Transform, wire: WireBody, limit: number,
   callback: (err: Error | null, body?: Buffer) => void): void {
-  inflateAtOnce(inflater, wire.bytes, limit, function onInflated (err, body) {
+  inflateAtOnce(inflater, wire.bytes, limit, function onInflated (err, body, stopped) {
     // The 413s of inflateAtOnce are http errors; zlib's own errors have no status.
-    if (err !== null && (err as { status?: unknown }).status === undefined) inflateAsStream(createStream, wire, limit, callback)
+    const damaged = err !== null && (err as { status?: unknown }).status === undefined
+    if (damaged || (stopped === true && !inflater.outputsAsItGoes)) inflateAsStream(createStream, wire, limit, callback)
     else callback(err, body)
   })
 }

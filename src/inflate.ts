@@ -20,6 +20,12 @@ export interface InflaterAtOnce {
    * as they read; brotli may hold back its output until more input comes, how much depending on the pieces.
    */
   readonly outputsAsItGoes: boolean
+  /**
+   * Whether the call's body is the stream's however the body was split. Not so for zstd: after a frame, its
+   * stream starts another only if it begins a piece (`zstd(a)` then `zstd(b)` in two pieces gives a + b, in one
+   * piece a), so a zstd body in several pieces is inflated as a stream from the start.
+   */
+  readonly sameInPieces: boolean
 }
 
 /** gzip and deflate: zlib writes its output as it goes, so `maxOutputLength` bounds the work. */
@@ -39,10 +45,10 @@ const zstd = zlib as unknown as {
  * bomb stops in under 1 ms on the bench machine, Node 24).
  */
 export const atOnce: Readonly<{ gzip: InflaterAtOnce, deflate: InflaterAtOnce, br: InflaterAtOnce, zstd?: InflaterAtOnce }> = {
-  gzip: { sync: zlib.gunzipSync, async: zlib.gunzip, onLoop: always, outputsAsItGoes: true },
-  deflate: { sync: zlib.inflateSync, async: zlib.inflate, onLoop: always, outputsAsItGoes: true },
-  br: { sync: zlib.brotliDecompressSync, async: zlib.brotliDecompress, onLoop: isSmallBrotli, outputsAsItGoes: false },
-  ...(zstd.zstdDecompressSync && zstd.zstdDecompress ? { zstd: { sync: zstd.zstdDecompressSync, async: zstd.zstdDecompress, onLoop: always, outputsAsItGoes: true } } : {})
+  gzip: { sync: zlib.gunzipSync, async: zlib.gunzip, onLoop: always, outputsAsItGoes: true, sameInPieces: true },
+  deflate: { sync: zlib.inflateSync, async: zlib.inflate, onLoop: always, outputsAsItGoes: true, sameInPieces: true },
+  br: { sync: zlib.brotliDecompressSync, async: zlib.brotliDecompress, onLoop: isSmallBrotli, outputsAsItGoes: false, sameInPieces: true },
+  ...(zstd.zstdDecompressSync && zstd.zstdDecompress ? { zstd: { sync: zstd.zstdDecompressSync, async: zstd.zstdDecompress, onLoop: always, outputsAsItGoes: true, sameInPieces: false } } : {})
 }
 
 /**
@@ -107,6 +113,10 @@ export interface WireBody {
  */
 export function inflateExactly (inflater: InflaterAtOnce, createStream: () => Transform, wire: WireBody, limit: number,
   callback: (err: Error | null, body?: Buffer) => void): void {
+  if (!inflater.sameInPieces && wire.pieces.length > 1) {
+    inflateAsStream(createStream, wire, limit, callback)
+    return
+  }
   inflateAtOnce(inflater, wire.bytes, limit, function onInflated (err, body, stopped) {
     // The 413s of inflateAtOnce are http errors; zlib's own errors have no status.
     const damaged = err !== null && (err as { status?: unknown }).status === undefined

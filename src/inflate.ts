@@ -8,7 +8,7 @@ interface Options { maxOutputLength: number }
 
 /**
  * How one Content-Encoding is inflated in one zlib call (a variant's data): `sync` on the event loop when
- * `onLoop` says its work is bounded for this input, else `async` (the same call, on zlib's thread pool).
+ * `onLoop` says its work is bounded for this input, else `async` (the same call, on zlib's thread pool; `inflateExactly` streams such br bodies instead).
  */
 export interface InflaterAtOnce {
   readonly sync: (input: Buffer, options: Options) => Buffer
@@ -113,7 +113,10 @@ export interface WireBody {
  */
 export function inflateExactly (inflater: InflaterAtOnce, createStream: () => Transform, wire: WireBody, limit: number,
   callback: (err: Error | null, body?: Buffer) => void): void {
-  if (!inflater.sameInPieces && wire.pieces.length > 1) {
+  // The stream from the start where one call cannot give its answer: zstd in pieces, and a br body too large to
+  // inflate on the loop (a call stopped past `limit` would prove nothing, and inflating it twice doubles the
+  // work on a bomb: the stream alone stops where body-parser's does).
+  if ((!inflater.sameInPieces && wire.pieces.length > 1) || (!inflater.outputsAsItGoes && !inflater.onLoop(wire.bytes, limit))) {
     inflateAsStream(createStream, wire, limit, callback)
     return
   }
@@ -147,7 +150,7 @@ function ignore (): void {}
  * the decoder fills its ring buffer (up to the 16 MiB window) before it outputs anything, so a bomb
  * could block the loop for tens of milliseconds. It sizes that buffer to the meta-block length, though, so
  * a body whose first meta-block is its last and holds at most `limit` bytes is safe (RFC 7932 §9.1, §9.2):
- * what encoders send for a small body. Any other br body is inflated in one call on the thread pool.
+ * what encoders send for a small body. Any other br body is inflated as a stream (`inflateExactly`), as body-parser does.
  */
 export function isSmallBrotli (input: Buffer, limit: number): boolean {
   let at = 0

@@ -14,6 +14,11 @@ export default tseslint.config(
     }
   },
   {
+    // What is published loads in tools that cannot read `node:` specifiers (Jest 26 and 27 take them for files).
+    files: ['src/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^node:', message: 'Use the plain builtin name (zlib, not node:zlib): Jest 26 and 27 cannot load node: specifiers.' }] }] }
+  },
+  {
     // Consumer fixtures are TypeScript as apps write it against body-parser, `import x = require()` included.
     files: ['test/types/consumer/**'],
     rules: { '@typescript-eslint/no-require-imports': ['error', { allowAsImport: true }] }

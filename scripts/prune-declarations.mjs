@@ -1,7 +1,8 @@
 // Build step after tsc: keeps only the .d.ts files the entries reach, and checks they are self-contained.
 // A consumer compiling with skipLibCheck false reads every declaration an entry reaches, so those may import
-// nothing but `node:*` and each other, and the modules besides the entries may declare types only.
+// nothing but Node's builtins (by their plain names, as the code requires them) and each other, and the modules besides the entries may declare types only.
 import { readFileSync, readdirSync, rmSync } from 'node:fs'
+import { builtinModules } from 'node:module'
 import path from 'node:path'
 
 const dist = path.join(import.meta.dirname, '..', 'dist')
@@ -29,12 +30,12 @@ while (pending.length > 0) {
     problems.push(file + ' is reached from an entry but declares values: mark internal exports `/** @internal */` or move them out')
   }
   for (const specifier of specifiersOf(text)) {
-    if (specifier.startsWith('node:')) continue
+    if (builtinModules.includes(specifier)) continue
     if (specifier.startsWith('./') || specifier.startsWith('../')) {
       pending.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)).replace(/(\.js)?$/, '.d.ts'))
       continue
     }
-    problems.push(file + ' imports "' + specifier + '", which a consumer may not have: only node:* and the public modules are allowed')
+    problems.push(file + ' imports "' + specifier + '", which a consumer may not have: only Node builtins and the public modules are allowed')
   }
 }
 if (problems.length > 0) {

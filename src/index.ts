@@ -1,5 +1,5 @@
 // Default entry (`require('bodykit')`): the four parsers with body-parser 2.x behaviour.
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage } from 'http'
 import { isBodyParserError as isBodyParserErrorGuard } from './errors'
 import { createFactories } from './factories'
 import type * as OptionTypes from './options'

@@ -1,6 +1,6 @@
 // One-shot inflation: a small compressed body, read off the wire first, inflated in one synchronous zlib call.
-import type { Transform } from 'node:stream'
-import zlib from 'node:zlib'
+import type { Transform } from 'stream'
+import zlib from 'zlib'
 import getRawBody from 'raw-body'
 import * as errors from './errors'
 

@@ -1,5 +1,5 @@
 // Legacy entry (`require('bodykit/legacy')`): the four parsers with body-parser 1.x behaviour, and its generic.
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage } from 'http'
 import { isBodyParserError as isBodyParserErrorGuard } from './errors'
 import { createFactories } from './factories'
 import type * as OptionTypes from './options'

@@ -1,7 +1,7 @@
 // Public option types and their normalisation: everything request-independent is validated here, once.
 // Its declarations are published: besides the option types it may import only `node:*` types, and
 // every internal export carries an "at-internal" TSDoc tag (stripInternal drops it from the .d.ts).
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'http'
 import bytes from 'bytes'
 import { DEFAULT_DISCARD, type DiscardBudget } from './wire'
 

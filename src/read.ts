@@ -1,6 +1,6 @@
 // The one pipeline every parser runs: skip checks, type match, charset, inflate, read with limit, verify, decode, parse.
-import type { ServerResponse } from 'node:http'
-import type { Transform } from 'node:stream'
+import type { ServerResponse } from 'http'
+import type { Transform } from 'stream'
 import type { Debugger } from 'debug'
 import type { HttpError } from 'http-errors'
 import iconv from 'iconv-lite'

@@ -1,5 +1,5 @@
 // The promise API (readJson, readRaw, readText, readUrlencoded): the middlewares' pipeline, for code that is not connect-style.
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'http'
 import { createReadSettings } from './factories'
 import type { AnyOptions, ReadJsonOptions, ReadRawOptions, ReadTextOptions, ReadUrlencodedOptions } from './options'
 import { readBody, type ReadSettings } from './read'

@@ -1,5 +1,5 @@
 // Builds the predicate that decides whether a request's Content-Type is one a middleware parses.
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage } from 'http'
 import typeis from 'type-is'
 import type { ContentTypeInfo } from './content-type'
 import type { TypeOption } from './options'

@@ -1,6 +1,6 @@
 // Public types of both entries besides the options: the middleware, the module shapes and the errors.
 // Its declarations are published: it may import only `node:*` types and ./options, and declares types only.
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'http'
 import type { BaseOptions, JsonOptions, LegacyUrlencodedOptions, TextOptions, UrlencodedOptions } from './options'
 
 /**

@@ -1,7 +1,7 @@
 // The two behaviours bodykit offers, as data: the default entry (body-parser 2.x) and bodykit/legacy (1.x).
-import type { IncomingMessage } from 'node:http'
-import type { Transform } from 'node:stream'
-import zlib from 'node:zlib'
+import type { IncomingMessage } from 'http'
+import type { Transform } from 'stream'
+import zlib from 'zlib'
 import iconv from 'iconv-lite'
 import onFinished from 'on-finished'
 import { readContentTypeLeniently, readContentTypeStrictly, type ContentTypeReader } from './content-type'

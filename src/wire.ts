@@ -1,6 +1,6 @@
 // The bytes on the wire that are not the parsed body: a compressed body's wire count, and the bounded discard of an abandoned body.
-import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Socket } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'http'
+import type { Socket } from 'net'
 import type { HttpError } from 'http-errors'
 import onFinished from 'on-finished'
 import * as errors from './errors'

@@ -1,5 +1,5 @@
 // The urlencoded parser: flat or qs-nested forms, with parameterLimit, depth and charset options.
-import querystring from 'node:querystring'
+import querystring from 'querystring'
 import qs from 'qs'
 import * as errors from '../errors'
 import type { AnyOptions } from '../options'

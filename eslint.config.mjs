@@ -19,8 +19,8 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^node:', message: 'Use the plain builtin name (zlib, not node:zlib): Jest 26 and 27 cannot load node: specifiers.' }] }] }
   },
   {
-    // Consumer fixtures are TypeScript as apps write it against body-parser, `import x = require()` included.
-    files: ['test/types/consumer/**'],
+    // Consumer and loader fixtures are TypeScript as apps write it against body-parser, `import x = require()` included.
+    files: ['test/types/consumer/**', 'test/package/loaders/**'],
     rules: { '@typescript-eslint/no-require-imports': ['error', { allowAsImport: true }] }
   },
   {

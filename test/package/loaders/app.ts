@@ -1,0 +1,11 @@
+// tsx running a CommonJS TypeScript file: both entries by `import = require()`, as TypeScript apps write it.
+import bodykit = require('bodykit')
+import legacy = require('bodykit/legacy')
+import checker = require('./check.js')
+
+async function main (): Promise<void> {
+  await checker.check(bodykit, 'tsx-require-default')
+  await checker.check(legacy, 'tsx-require-legacy')
+}
+
+main().catch((error: unknown) => { console.error(error); process.exitCode = 1 })

@@ -1,0 +1,7 @@
+// Test runners (Jest, mocha): both entries by require() from a test file, as a CommonJS app's tests load them.
+/* global it */
+'use strict'
+const { check } = require('./check')
+
+it('require(\'bodykit\')', () => check(require('bodykit'), process.env.LOADER_LABEL + '-require-default'))
+it('require(\'bodykit/legacy\')', () => check(require('bodykit/legacy'), process.env.LOADER_LABEL + '-require-legacy'))

@@ -5,10 +5,10 @@ import type { Debugger } from 'debug'
 import type { HttpError } from 'http-errors'
 import iconv from 'iconv-lite'
 import getRawBody from 'raw-body'
-import typeis from 'type-is'
 import * as errors from './errors'
 import { inflateExactly, type InflaterAtOnce } from './inflate'
 import type { VerifyFunction } from './options'
+import { hasBody } from './protocol'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
 import { WireCounter, discardRest, parseLength, type DiscardBudget } from './wire'
@@ -48,7 +48,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     return
   }
   variant.prepareBody(req)
-  if (!typeis.hasBody(req)) {
+  if (!hasBody(req)) {
     if (debug.enabled) debug('skip empty body')
     next()
     return

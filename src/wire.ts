@@ -1,9 +1,11 @@
 // The bytes on the wire that are not the parsed body: a compressed body's wire count, and the bounded discard of an abandoned body.
 import type { IncomingMessage, ServerResponse } from 'http'
+import { constants as http2Constants, type ServerHttp2Stream } from 'http2'
 import type { Socket } from 'net'
 import type { HttpError } from 'http-errors'
 import onFinished from 'on-finished'
 import * as errors from './errors'
+import { http2StreamOf } from './protocol'
 
 /** How much of an abandoned body bodykit reads off after answering with an error (options `discardLimit`, `discardTime`). */
 export interface DiscardBudget {
@@ -111,8 +113,9 @@ export class WireCounter {
 /**
  * Reads off what is left of a request bodykit answers with an error, within `budget`: its bytes, its time,
  * and DISCARD_IDLE_MS without data. An ordinary client thus finishes its upload and reads the response even if
- * it reads only once its upload is done. Past a bound the request is no longer read and the connection is
- * closed once the response is out. `onSettled` (if given) runs once the body ended or was given up on.
+ * it reads only once its upload is done. Past a bound the request is no longer read and, once the response is
+ * out, the connection is closed (HTTP/1.x) or the request's stream alone is reset (HTTP/2: the session's other
+ * streams are other requests). `onSettled` (if given) runs once the body ended or was given up on.
  * Start it before the response is finished, or Node starts its own, unbounded, read-off.
  */
 export function discardRest (req: IncomingMessage, res: ServerResponse | undefined, budget: DiscardBudget, onSettled?: () => void): void {
@@ -120,7 +123,8 @@ export function discardRest (req: IncomingMessage, res: ServerResponse | undefin
     if (onSettled) process.nextTick(onSettled)
     return
   }
-  const socket = req.complete ? null : closableSocket(req)
+  const stream = http2StreamOf(req)
+  const socket = req.complete || stream !== null ? null : closableSocket(req)
   // RFC 9112 §9.6: closing a connection with unread request bytes makes the kernel send RST, and a client
   // still uploading can then lose the response. Node closes a `Connection: close` response's socket with
   // destroySoon() right after the response; on this socket that becomes a half-close and a grace period.
@@ -128,7 +132,7 @@ export function discardRest (req: IncomingMessage, res: ServerResponse | undefin
   const declared = parseLength(req.headers['content-length'])
   // A client that reads only after its upload cannot be served anyway: reading any of it would be wasted.
   if (!req.complete && declared !== null && declared > budget.bytes) {
-    stopReading(req, res, socket)
+    stopReading(req, res, socket, stream)
     if (onSettled) process.nextTick(onSettled)
     return
   }
@@ -152,7 +156,7 @@ export function discardRest (req: IncomingMessage, res: ServerResponse | undefin
   }
   const giveUp = (): void => {
     cleanup()
-    stopReading(req, res, socket)
+    stopReading(req, res, socket, stream)
     onSettled?.()
   }
   // A body still trickling in gets the budget's time, not a connection (the bytes already here cost nothing).
@@ -169,16 +173,37 @@ export function discardRest (req: IncomingMessage, res: ServerResponse | undefin
   req.resume()
 }
 
-/** Stops reading the request (TCP backpressure holds the client) and closes the connection after the response. */
-function stopReading (req: IncomingMessage, res: ServerResponse | undefined, socket: Socket | null): void {
+/**
+ * Stops reading the request (TCP or HTTP/2 flow control holds the client), then closes the connection or resets
+ * the HTTP/2 stream after the response.
+ */
+function stopReading (req: IncomingMessage, res: ServerResponse | undefined, socket: Socket | null, stream: ServerHttp2Stream | null): void {
   req.pause()
   // Throws away what is buffered (already in memory) and, by reading, marks the request as consumed: Node
   // then does not read the whole body off (`_dump`) when the response finishes. Backpressure does the rest.
   while (req.read() !== null);
+  if (stream !== null) {
+    resetAfterResponse(stream)
+    return
+  }
   // Without a real response (a promise API, a fake) the connection is left to its owner: backpressure holds it.
   if (!isResponse(res) || socket === null || socket.destroyed) return
   if (!res.headersSent) res.setHeader('Connection', 'close')
   onFinished(res, () => { lingerThenDestroy.call(socket) })
+}
+
+/**
+ * Resets an HTTP/2 stream with NO_ERROR once its response has been sent: RFC 9113 §8.1's way to ask a client
+ * to stop sending a request whose complete response it has. The stream's own 'finish' is the signal: the
+ * compat response emits its 'finish' only when the stream closes, which a paused upload never lets happen.
+ * CANCEL would work too, but curl reports it as an error (exit 92) though the response arrived whole.
+ */
+function resetAfterResponse (stream: ServerHttp2Stream): void {
+  const reset = (): void => {
+    if (!stream.closed && !stream.destroyed) stream.close(http2Constants.NGHTTP2_NO_ERROR)
+  }
+  if (stream.writableFinished) reset()
+  else stream.once('finish', reset)
 }
 
 /** The request's socket when it is a real, open one that can be half-closed (fakes and HTTP/2 aside). */

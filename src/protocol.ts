@@ -1,0 +1,23 @@
+// What depends on the request's protocol: whether it carries a body (HTTP/1.x headers, HTTP/2 frames), and its HTTP/2 stream.
+import type { IncomingMessage } from 'http'
+import type { ServerHttp2Stream } from 'http2'
+import typeis from 'type-is'
+
+/** The stream of a request that came through node:http2's compatibility API (an Http2ServerRequest), else null. */
+export function http2StreamOf (req: IncomingMessage): ServerHttp2Stream | null {
+  if (req.httpVersionMajor !== 2) return null
+  const stream = (req as { stream?: unknown }).stream
+  return stream !== null && typeof stream === 'object' && 'endAfterHeaders' in stream ? stream as ServerHttp2Stream : null
+}
+
+/**
+ * Whether the request carries a body. HTTP/1.x says so in its headers (type-is: Transfer-Encoding, or a numeric
+ * Content-Length). HTTP/2 has no Transfer-Encoding and may send a body without Content-Length: its frames say it,
+ * as there is no body only when the HEADERS frame ended the stream (RFC 9113 §8.1).
+ */
+export function hasBody (req: IncomingMessage): boolean {
+  if (typeis.hasBody(req)) return true
+  // Security/compat (issue 17): body-parser leaves such a body unread; it is read, limited and parsed as a chunked one.
+  const stream = http2StreamOf(req)
+  return stream !== null && !stream.endAfterHeaders
+}

@@ -1,0 +1,130 @@
+// HTTP/2 servers for the tests (h2c, and TLS with a certificate made at test time) and Node's http2 client to talk to them.
+import http2, { type ClientHttp2Session, type Http2SecureServer, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from 'node:http2'
+import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
+import path from 'node:path'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { describeError, describeRequest, type Result } from '../helpers/server'
+
+const load = createRequire(__filename)
+
+export type Next = (err?: unknown) => void
+export type Middleware = (req: IncomingMessage, res: ServerResponse, next: Next) => void
+
+/** The playground's certificate maker: one key and certificate per test process. */
+let certificate: { key: string, cert: string } | null = null
+export function testCertificate (): { key: string, cert: string } {
+  if (certificate === null) {
+    const { createSelfSignedCertificate } = load(path.join(__dirname, '..', '..', 'examples', 'self-signed.js'))
+    certificate = createSelfSignedCertificate() as { key: string, cert: string }
+  }
+  return certificate
+}
+
+export interface H2Server {
+  /** `http://127.0.0.1:port` (h2c) or `https://127.0.0.1:port`. */
+  origin: string
+  /** Every result the final handler produced, in order. */
+  results: Result[]
+  /** Closes the server and every session on it. */
+  close: () => Promise<void>
+}
+
+/**
+ * Starts an HTTP/2 server on 127.0.0.1 running the middlewares of the request's path through the compat API,
+ * then answering with the body (200, {@link describeRequest}) or the error ({@link describeError}), as the
+ * HTTP/1.1 suites' servers do.
+ */
+export async function serveH2 (routes: Record<string, Middleware[]>, options: { tls: boolean }): Promise<H2Server> {
+  const results: Result[] = []
+  const handler = (req: Http2ServerRequest, res: Http2ServerResponse): void => {
+    const middlewares = routes[req.url] ?? []
+    let index = 0
+    const next: Next = (err) => {
+      if (err !== undefined || index === middlewares.length) {
+        const result = err !== undefined ? describeError(err) : { status: 200, json: describeRequest(req as unknown as IncomingMessage) }
+        results.push(result)
+        res.writeHead(result.status, { 'content-type': 'application/json' })
+        res.end(JSON.stringify(result.json))
+        return
+      }
+      middlewares[index++](req as unknown as IncomingMessage, res as unknown as ServerResponse, next)
+    }
+    next()
+  }
+  const server: Http2Server | Http2SecureServer = options.tls
+    ? http2.createSecureServer({ ...testCertificate(), allowHTTP1: true }, handler)
+    : http2.createServer(handler)
+  return listen(server, options.tls, results)
+}
+
+/** Listens on a free port of 127.0.0.1 and gives the close function that also ends open sessions. */
+export async function listen (server: Http2Server | Http2SecureServer, tls: boolean, results: Result[] = []): Promise<H2Server> {
+  const sessions = new Set<ServerHttp2Session>()
+  server.on('session', (session: ServerHttp2Session) => {
+    sessions.add(session)
+    session.on('close', () => sessions.delete(session))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    origin: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    results,
+    close: () => new Promise((resolve) => {
+      for (const session of sessions) session.destroy()
+      server.close(() => resolve())
+    })
+  }
+}
+
+/** Opens a client session (a self-signed certificate is accepted). */
+export function connect (origin: string): Promise<ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(origin, { rejectUnauthorized: false })
+    session.once('connect', () => resolve(session))
+    session.once('error', reject)
+  })
+}
+
+export interface H2Answer extends Result {
+  /** The RST_STREAM code the stream closed with (0: NO_ERROR, also for a stream that ended normally). */
+  rstCode: number | undefined
+}
+
+export interface H2Request {
+  path?: string
+  headers?: Record<string, string>
+  /**
+   * Sent as DATA frames after the HEADERS (one piece, or several): with `length` its Content-Length is sent too.
+   * `null` ends the stream with its HEADERS (no body).
+   */
+  body: string | Buffer | Array<string | Buffer> | null
+  length?: boolean
+}
+
+/** Sends one request on `session` and resolves with the answer once the stream closed. */
+export function h2Request (session: ClientHttp2Session, request: H2Request): Promise<H2Answer> {
+  const pieces = request.body === null ? [] : Array.isArray(request.body) ? request.body : [request.body]
+  const headers: Record<string, string> = { ':method': 'POST', ':path': request.path ?? '/', ...request.headers }
+  if (request.length === true) headers['content-length'] = String(pieces.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0))
+  return new Promise((resolve, reject) => {
+    const stream = session.request(headers, { endStream: request.body === null })
+    let status = 0
+    let text = ''
+    stream.on('response', (responseHeaders) => { status = Number(responseHeaders[':status']) })
+    stream.setEncoding('utf8')
+    stream.on('data', (chunk: string) => { text += chunk })
+    // A refused upload's stream may be reset once the response is out: writes after that are dropped, not errors.
+    stream.on('error', (err: NodeJS.ErrnoException) => { if (status === 0) reject(err) })
+    stream.on('close', () => {
+      if (status === 0) {
+        reject(new Error('the stream closed without a response (RST_STREAM ' + stream.rstCode + ')'))
+        return
+      }
+      resolve({ status, json: JSON.parse(text) as Result['json'], rstCode: stream.rstCode })
+    })
+    if (request.body === null) return
+    for (const piece of pieces.slice(0, -1)) stream.write(piece)
+    stream.end(pieces[pieces.length - 1] ?? '')
+  })
+}

@@ -1,9 +1,11 @@
-// Demo server for `npm start`: a playground page at GET /, and POST / echoing each parsed body back as JSON (node:http only).
+// Demo server for `npm start`: a playground page at GET /, and POST / echoing each parsed body back as JSON (node:http, or node:http2 with HTTP2=1).
 'use strict'
 
 const fs = require('node:fs')
 const http = require('node:http')
+const http2 = require('node:http2')
 const path = require('node:path')
+const { createSelfSignedCertificate } = require('./self-signed')
 
 const HOST = '127.0.0.1'
 const PORT = Number(process.env.PORT ?? 3000)
@@ -47,9 +49,18 @@ function describeError (err) {
 
 /**
  * The demo server, built on a body-parser-compatible module (`require('bodykit')` by default; the tests pass
- * body-parser and the legacy entry too, to compare what a browser sees).
+ * body-parser and the legacy entry too, to compare what a browser sees). With `options.tls` (`{ key, cert }`) it
+ * is an HTTP/2 server over TLS (node:http2's compatibility API; HTTP/1.1 clients are served too), else node:http.
  */
-function createPlayground (bodyParser = require('bodykit')) {
+function createPlayground (bodyParser = require('bodykit'), options = {}) {
+  const handleRequest = createHandler(bodyParser)
+  return options.tls
+    ? http2.createSecureServer({ ...options.tls, allowHTTP1: true }, handleRequest)
+    : http.createServer(handleRequest)
+}
+
+/** The playground's request handler; the same function serves HTTP/1.1 and HTTP/2 requests. */
+function createHandler (bodyParser) {
   // POST / : tried in order; the first whose `type` matches the Content-Type reads the body, and the others
   // then skip the request because its body has been read.
   const echo = [bodyParser.json(), bodyParser.urlencoded({ extended: true }), bodyParser.text(), bodyParser.raw()]
@@ -70,7 +81,7 @@ function createPlayground (bodyParser = require('bodykit')) {
   // What the last /try/ request gave (a beacon's sender never sees its answer).
   let last = null
 
-  return http.createServer(function handleRequest (req, res) {
+  return function handleRequest (req, res) {
     const url = req.url.split('?')[0]
     if (req.method === 'GET' && url === '/') {
       send(res, 200, 'text/html; charset=utf-8', page)
@@ -102,20 +113,34 @@ function createPlayground (bodyParser = require('bodykit')) {
     // The body is never read here, so read it off to let the connection be reused.
     req.resume()
     sendJson(res, 404, { message: 'Cannot ' + req.method + ' ' + req.url })
-  })
+  }
 }
 
 /** Starts the demo on PORT and prints how to use it; Ctrl+C stops it. */
 function main () {
-  const server = createPlayground()
+  // HTTP2=1: HTTP/2 over TLS, with a certificate made now for this run (browsers need it: they speak h2 only over TLS).
+  const overHttp2 = process.env.HTTP2 === '1'
+  const server = createPlayground(undefined, overHttp2 ? { tls: createSelfSignedCertificate() } : {})
+  const sessions = new Set()
+  server.on('session', (session) => {
+    sessions.add(session)
+    session.on('close', () => sessions.delete(session))
+  })
   server.listen(PORT, HOST, function printUsage () {
     const { port } = server.address()
-    const url = 'http://' + HOST + ':' + port + '/'
-    console.log('bodykit playground: open ' + url + ' in a browser')
+    const url = (overHttp2 ? 'https://' : 'http://') + HOST + ':' + port + '/'
+    const curl = overHttp2 ? 'curl -sk --http2' : 'curl -s'
+    if (overHttp2) {
+      console.log('bodykit playground over HTTP/2: open ' + url + ' in a browser and accept its self-signed certificate')
+      console.log('  (for a headless Chromium: --ignore-certificate-errors)')
+    } else {
+      console.log('bodykit playground: open ' + url + ' in a browser')
+    }
     console.log('Or try POST ' + url + ' with curl:')
-    console.log("  curl -s -H 'Content-Type: application/json' -d '{\"name\":\"Ada\",\"tags\":[\"x\",\"y\"]}' " + url)
-    console.log("  curl -s -d 'user[name]=Ada&user[langs][]=en&user[langs][]=fr' " + url)
-    console.log("  printf '{\"zipped\":true}' | gzip | curl -s -H 'Content-Type: application/json' -H 'Content-Encoding: gzip' --data-binary @- " + url)
+    console.log('  ' + curl + " -H 'Content-Type: application/json' -d '{\"name\":\"Ada\",\"tags\":[\"x\",\"y\"]}' " + url)
+    console.log('  ' + curl + " -d 'user[name]=Ada&user[langs][]=en&user[langs][]=fr' " + url)
+    console.log("  printf '{\"zipped\":true}' | gzip | " + curl + " -H 'Content-Type: application/json' -H 'Content-Encoding: gzip' --data-binary @- " + url)
+    if (overHttp2) console.log("  printf '{\"streamed\":true}' | " + curl + " -H 'Content-Type: application/json' -X POST -T - " + url + '   (no Content-Length)')
     console.log('Ctrl+C stops it.')
   })
 
@@ -125,9 +150,16 @@ function main () {
     server.close(function onClosed () {
       console.log('closed')
     })
-    server.closeIdleConnections()
+    if (overHttp2) {
+      for (const session of sessions) session.close()
+    } else {
+      server.closeIdleConnections()
+    }
     // Keep-alive clients that hold a connection open must not keep the process alive for long.
-    setTimeout(function closeRest () { server.closeAllConnections() }, 2000).unref()
+    setTimeout(function closeRest () {
+      if (overHttp2) for (const session of sessions) session.destroy()
+      else server.closeAllConnections()
+    }, 2000).unref()
   }
 
   process.once('SIGINT', stop)

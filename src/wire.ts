@@ -136,6 +136,9 @@ export function discardRest (req: IncomingMessage, res: ServerResponse | undefin
     if (onSettled) process.nextTick(onSettled)
     return
   }
+  // HTTP/2: a body answered before anything read it (no `onSettled` to wait for) is left to Node, as body-parser
+  // leaves it: once the response is out, Node resets the unread stream itself (NO_ERROR) and the client stops.
+  if (stream !== null && onSettled === undefined) return
   if (socket !== null) discarding.add(socket)
   let left = budget.bytes
   const onData = (chunk: Buffer | string): void => {
@@ -193,17 +196,26 @@ function stopReading (req: IncomingMessage, res: ServerResponse | undefined, soc
 }
 
 /**
- * Resets an HTTP/2 stream with NO_ERROR once its response has been sent: RFC 9113 §8.1's way to ask a client
- * to stop sending a request whose complete response it has. The stream's own 'finish' is the signal: the
- * compat response emits its 'finish' only when the stream closes, which a paused upload never lets happen.
- * CANCEL would work too, but curl reports it as an error (exit 92) though the response arrived whole.
+ * Once an HTTP/2 stream's response has been sent, gives its client LINGER_MS to stop the upload itself (curl,
+ * Chromium and Node's client do, on a stream left unread as body-parser leaves it), then resets the stream alone
+ * with NO_ERROR: RFC 9113 §8.1's way to ask a client to stop sending a request whose complete response it has.
+ * The stream's own 'finish' is the signal: the compat response emits its 'finish' only when the stream closes,
+ * which a paused upload never lets happen. Resetting at once raced the response's last frame under load (curl:
+ * "Stream error in the HTTP/2 framing layer"); CANCEL is reported by curl as an error (exit 92).
  */
 function resetAfterResponse (stream: ServerHttp2Stream): void {
-  const reset = (): void => {
-    if (!stream.closed && !stream.destroyed) stream.close(http2Constants.NGHTTP2_NO_ERROR)
+  const linger = (): void => {
+    if (stream.closed || stream.destroyed) return
+    const timer = setTimeout(() => {
+      if (stream.destroyed) return
+      // Closed by the client but holding unread DATA, it would wait for an 'end' that a paused request never reads.
+      if (stream.closed) stream.destroy()
+      else stream.close(http2Constants.NGHTTP2_NO_ERROR)
+    }, LINGER_MS).unref()
+    stream.once('close', () => clearTimeout(timer))
   }
-  if (stream.writableFinished) reset()
-  else stream.once('finish', reset)
+  if (stream.writableFinished) linger()
+  else stream.once('finish', linger)
 }
 
 /** The request's socket when it is a real, open one that can be half-closed (fakes and HTTP/2 aside). */

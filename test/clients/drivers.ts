@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import type { Server } from 'node:http'
+import type { Http2SecureServer, ServerHttp2Session } from 'node:http2'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -22,15 +23,26 @@ export interface Seen {
 /** A body-parser-compatible module: bodykit's entries or body-parser itself. */
 export type ParserModule = Record<'json' | 'raw' | 'text' | 'urlencoded', (options?: object) => unknown>
 
-/** Starts the playground of examples/server.js on 127.0.0.1 with `parsers`; resolves with its URL and a stop function. */
-export async function startPlayground (parsers: ParserModule): Promise<{ url: string, close: () => Promise<void> }> {
-  const { createPlayground } = load(join(__dirname, '..', '..', 'examples', 'server.js')) as { createPlayground: (p: ParserModule) => Server }
-  const server = createPlayground(parsers)
+type Playground = Server | Http2SecureServer
+
+/**
+ * Starts the playground of examples/server.js on 127.0.0.1 with `parsers` (over HTTP/2 and TLS with `tls`);
+ * resolves with its URL and a stop function.
+ */
+export async function startPlayground (parsers: ParserModule, tls?: { key: string, cert: string }): Promise<{ url: string, close: () => Promise<void> }> {
+  const { createPlayground } = load(join(__dirname, '..', '..', 'examples', 'server.js')) as { createPlayground: (p: ParserModule, options?: object) => Playground }
+  const server = createPlayground(parsers, tls ? { tls } : {})
+  const sessions = new Set<ServerHttp2Session>()
+  server.on('session', (session: ServerHttp2Session) => {
+    sessions.add(session)
+    session.on('close', () => sessions.delete(session))
+  })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     close: () => new Promise((resolve) => {
-      server.closeAllConnections()
+      for (const session of sessions) session.destroy()
+      if ('closeAllConnections' in server) server.closeAllConnections()
       server.close(() => resolve())
     })
   }
@@ -61,11 +73,11 @@ export function skipReason (name: string, path: string | null): string | false {
   return reason
 }
 
-/** Launches headless Chromium (one per test file or bench run). */
-export async function launchChromium (): Promise<Browser> {
+/** Launches headless Chromium (one per test file or bench run); `extraArgs` e.g. `--ignore-certificate-errors`. */
+export async function launchChromium (extraArgs: string[] = []): Promise<Browser> {
   const { chromium } = await import('playwright-core')
   // --no-sandbox: CI runs as root, where Chromium's sandbox cannot start.
-  return chromium.launch({ executablePath: chromiumPath as string, args: ['--no-sandbox', '--disable-gpu'], timeout: 30_000 })
+  return chromium.launch({ executablePath: chromiumPath as string, args: ['--no-sandbox', '--disable-gpu', ...extraArgs], timeout: 30_000 })
 }
 
 /** Opens the playground at `url` in a new page, with page-helpers.js as `globalThis.bodykitTest`. */

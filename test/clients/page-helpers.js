@@ -1,5 +1,5 @@
 // Browser-side helpers the Chromium tests and the bench inject into the playground page (as globalThis.bodykitTest).
-/* global document, navigator, performance, XMLHttpRequest, fetch, Blob, Response, CompressionStream, URLSearchParams */
+/* global document, navigator, performance, XMLHttpRequest, fetch, Blob, Response, CompressionStream, URLSearchParams, ReadableStream, TextEncoder */
 'use strict'
 
 globalThis.bodykitTest = {
@@ -25,6 +25,38 @@ globalThis.bodykitTest = {
       xhr.onerror = () => resolve({ status: 0, error: 'XHR network error', ms: performance.now() - started })
       xhr.send(data)
     })
+  },
+
+  /**
+   * Sends `text` (or `size` zero bytes) as a ReadableStream by fetch (`duplex: 'half'`): the browser does not know
+   * its length, so it sends no Content-Length (Chromium streams request bodies over HTTP/2 only).
+   */
+  async sendStream (url, body) {
+    const started = performance.now()
+    const bytes = body.size !== undefined ? new Uint8Array(body.size) : new TextEncoder().encode(body.text)
+    const pieceSize = Math.max(1, Math.ceil(bytes.length / (body.pieces || 1)))
+    let offset = 0
+    const stream = new ReadableStream({
+      pull (controller) {
+        if (offset >= bytes.length) {
+          controller.close()
+          return
+        }
+        controller.enqueue(bytes.slice(offset, offset + pieceSize))
+        offset += pieceSize
+      }
+    })
+    try {
+      const res = await fetch(url, { method: 'POST', body: stream, duplex: 'half', headers: { 'Content-Type': body.type } })
+      return { status: res.status, answer: JSON.parse(await res.text()), ms: performance.now() - started }
+    } catch (err) {
+      return { status: 0, error: String(err), ms: performance.now() - started }
+    }
+  },
+
+  /** The protocol the page itself was loaded with (`h2`, `http/1.1`). */
+  protocol () {
+    return performance.getEntriesByType('navigation')[0].nextHopProtocol
   },
 
   /** Sends `text` compressed with CompressionStream (`gzip`, `deflate`) by fetch. */

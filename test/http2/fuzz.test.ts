@@ -1,0 +1,97 @@
+// Issue 17's proof for its second path: generated requests (the fuzz model's payloads, damaged compressed bodies,
+// limits around their size, many pieces) sent over HTTP/2 without a length must get the answer the same pieces get
+// as an HTTP/1.1 chunked body, the path the HTTP/2 one stands for (itself checked against body-parser).
+import assert from 'node:assert/strict'
+import http, { type IncomingMessage, type ServerResponse } from 'node:http'
+import http2, { type ClientHttp2Session } from 'node:http2'
+import type { AddressInfo } from 'node:net'
+import { after, before, describe, it } from 'node:test'
+import fc from 'fast-check'
+import { entries } from '../hostile/helpers'
+import { describeError, describeRequest, type Result } from '../helpers/server'
+import { fuzzInput, middlewareFor, toWire, type FuzzInput } from '../fuzz/model'
+import { connect, h2Request, listen, type H2Server, type Middleware } from './helpers'
+
+/** Requests per entry: HTTP2_FUZZ_RUNS, or a fast slice for npm test. */
+const runs = Number(process.env.HTTP2_FUZZ_RUNS) || 200
+
+/** The middleware each request path runs (one per generated request). */
+const slots = new Map<string, Middleware>()
+
+function handle (req: IncomingMessage, res: ServerResponse): void {
+  const middleware = slots.get(req.url ?? '')
+  if (middleware === undefined) {
+    res.writeHead(404).end('{}')
+    return
+  }
+  middleware(req, res, (err?: unknown) => {
+    const result: Result = err !== undefined ? describeError(err) : { status: 200, json: describeRequest(req) }
+    res.writeHead(result.status, { 'content-type': 'application/json' })
+    res.end(JSON.stringify(result.json))
+  })
+}
+
+/** Sends the pieces as an HTTP/1.1 chunked body and reads the answer. */
+function postChunked (port: number, path: string, headers: Record<string, string>, pieces: Buffer[]): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers: { ...headers, 'transfer-encoding': 'chunked', connection: 'close' } }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => { text += chunk })
+      res.on('end', () => resolve({ status: res.statusCode as number, json: JSON.parse(text) }))
+    })
+    req.on('error', reject)
+    for (const piece of pieces) req.write(piece)
+    req.end()
+  })
+}
+
+/** `received` of a 413 counts the pieces as they arrived, which the two protocols cut differently. */
+function comparable (result: Result): Result {
+  const json = { ...result.json }
+  if (json.type === 'entity.too.large') delete json.received
+  return { status: result.status, json }
+}
+
+let h2: H2Server
+let h11: http.Server
+let ids = 0
+
+before(async () => {
+  h2 = await listen(http2.createServer((req, res) => handle(req as unknown as IncomingMessage, res as unknown as ServerResponse)), false)
+  h11 = http.createServer(handle)
+  await new Promise<void>((resolve) => h11.listen(0, '127.0.0.1', resolve))
+})
+after(async () => {
+  await h2.close()
+  h11.closeAllConnections()
+  h11.close()
+})
+
+/** Requests that end as they should: an abort is a different event in each protocol (tested by example). */
+const completeInput = fuzzInput.map((input): FuzzInput => ({ ...input, abortAfter: null, framing: 'chunked' }))
+
+for (const entry of entries) {
+  describe(`HTTP/2 without a length, ${entry.name} entry: generated requests answered as HTTP/1.1 chunked ones`, () => {
+    let session: ClientHttp2Session
+    before(async () => { session = await connect(h2.origin) })
+    after(() => { session.close() })
+
+    it(`${runs} requests`, async () => {
+      await fc.assert(fc.asyncProperty(completeInput, async (input) => {
+        const wire = toWire(input)
+        const headers: Record<string, string> = {}
+        for (const name of ['content-type', 'content-encoding']) if (wire.headers[name] !== undefined) headers[name] = wire.headers[name]
+        const path = `/${ids++}`
+        slots.set(path, middlewareFor(entry, 'bodykit', input))
+        try {
+          const over2 = await h2Request(session, { path, headers, body: wire.chunks.length > 0 ? wire.chunks : [Buffer.alloc(0)] })
+          const over11 = await postChunked((h11.address() as AddressInfo).port, path, headers, wire.chunks)
+          assert.deepEqual(comparable(over2), comparable(over11))
+        } finally {
+          slots.delete(path)
+        }
+      }), { numRuns: runs })
+    })
+  })
+}

@@ -8,10 +8,10 @@ import getRawBody from 'raw-body'
 import typeis from 'type-is'
 import * as errors from './errors'
 import { inflateExactly, type InflaterAtOnce } from './inflate'
-import type { VerifyFunction } from './options'
+import type { DiscardBudget, VerifyFunction } from './options'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
-import { WireCounter, discardRest, parseLength, type DiscardBudget } from './wire'
+import { WireCounter, discardRest, parseLength } from './wire'
 
 /** Express's continuation: called once, with an error or without. */
 export type NextFunction = (err?: unknown) => void

@@ -5,6 +5,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import ts from 'typescript'
+import { renderChart } from '../bench/chart'
+import { geomean, type BenchFile } from '../bench/report'
 
 const root = path.join(__dirname, '..')
 const PAGES = ['README.md', ...readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => 'docs/' + name)]
@@ -178,6 +180,40 @@ describe('docs', () => {
       }
     }
     assert.deepEqual(problems, [])
+  })
+
+  it('quotes the figures of bench/results/latest.json, the run the tables and the chart are drawn from', () => {
+    const run = JSON.parse(text('bench/results/latest.json')) as BenchFile
+    const rowsOf = (id: string) => run.sections.find((section) => section.id === id)?.rows ?? []
+    const ratio = (id: string, name: string, target: string): string => {
+      const row = rowsOf(id).find((r) => r.case === name && r.target === target)
+      assert.ok(row && row.ratio !== null, 'latest.json has no ' + id + ' / ' + name + ' / ' + target)
+      return row.ratio.toFixed(2)
+    }
+    const mean = (target: string): string => geomean(rowsOf('in-process').filter((r) => r.target === target && r.ratio !== null).map((r) => r.ratio as number)).toFixed(2)
+    const cases = new Set(rowsOf('in-process').map((r) => r.case)).size
+    const both = (id: string, name: string): string[] => [ratio(id, name, 'bodykit'), ratio(id, name, 'bodykit/legacy')]
+    const expected: [string, string[]][] = [
+      [`Time per request, geometric mean of the ${cases} in-process cases (lower is faster)`, [mean('bodykit'), mean('bodykit/legacy')]],
+      ['Time per request, json 69 B', both('in-process', 'json 69 B')],
+      ['Time per request, gzip json 1 KiB', both('in-process', 'gzip json 1 KiB')],
+      ['Time per request, json 1 MiB (`JSON.parse` dominates)', both('in-process', 'json 1 MiB')],
+      ['Requests per second over HTTP, json 69 B (higher is better)', both('end-to-end', 'json 69 B: req/s')],
+      ['Peak heap growth, 50 concurrent 1 MiB JSON bodies', both('memory', 'peak heap growth')],
+      ['Time to parse a 20,000-pair `a[]=` form, against qs itself (extended mode)', [ratio('forms', 'a[]= x20000', 'bodykit'), 'same parser']]
+    ]
+    const table = text('docs/performance.md').split('\n').filter((line) => line.startsWith('| ')).map((line) => line.split(' | ').map((cell) => cell.replace(/^\| | \|$/g, '')))
+    for (const [measure, figures] of expected) {
+      assert.deepEqual(table.find((cells) => cells[0] === measure)?.slice(1), figures, 'docs/performance.md, ' + measure)
+    }
+    const why = text('README.md')
+    assert.ok(why.includes(`**${mean('bodykit')}** of body-parser 2's time (geometric mean of ${cases} in-process cases;`), 'README: the geometric mean')
+    assert.ok(why.includes(`${ratio('in-process', 'json 69 B', 'bodykit')} for 69 B of JSON, ${ratio('in-process', 'gzip json 1 KiB', 'bodykit')} for 1 KiB of gzip JSON`), 'README: the examples')
+  })
+
+  it('shows the chart of that run (bench/chart.ts redraws it: node --import tsx bench/chart.ts)', () => {
+    const run = JSON.parse(text('bench/results/latest.json')) as BenchFile
+    assert.equal(text('bench/results/latest.svg'), renderChart(run))
   })
 
   it('computes GitHub anchors', () => {

@@ -1,4 +1,4 @@
-// Benchmark runner (`npm run bench [-- --only in-process,memory] [--quick]`): runs the sections, prints tables, writes bench/results/.
+// Benchmark runner (`npm run bench [-- --only in-process,memory] [--quick]`): runs the sections, prints tables, writes bench/results/ (JSON, Markdown tables, SVG chart).
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
@@ -10,7 +10,8 @@ import { loopBlock } from './loop-block'
 import { memory } from './memory'
 import { bodykitOptions } from './options'
 import { forms } from './urlencoded-scaling'
-import { markdownTable, textTable, toGrid, type Context, type Section, type SectionResult } from './report'
+import { writeChart } from './chart'
+import { markdownTable, textTable, toGrid, type BenchFile, type Context, type Section, type SectionResult } from './report'
 import { loadTargets } from './targets'
 
 /** In run order. A later section (e.g. hostile inputs) only needs an entry here. */
@@ -88,17 +89,20 @@ async function main (): Promise<void> {
   const date = new Date().toISOString()
   const dir = join(__dirname, 'results')
   mkdirSync(dir, { recursive: true })
-  writeFileSync(join(dir, 'latest.json'), JSON.stringify({
+  const file: BenchFile = {
     date, command, quick, seconds, machine: info,
     targets: targets.map((t) => ({ id: t.id, baseline: t.baseline, source: t.source })),
     sections: results
-  }, null, 2) + '\n')
+  }
+  writeFileSync(join(dir, 'latest.json'), JSON.stringify(file, null, 2) + '\n')
   writeFileSync(join(dir, 'latest.md'), [
     `Run ${date.slice(0, 10)} with \`${command}\` (${seconds.toFixed(0)} s) on ${info.cpu}, ${info.cores} cores, ${info.memoryGiB} GiB, ${info.os}, Node ${info.node}.`,
     'Each cell is the target ÷ its baseline (body-parser 2.x, or 1.x for `bodykit/legacy`), with its absolute figure in brackets; absolute figures drift on a shared machine, ratios are paired and do not.',
     ...results.flatMap((r) => ['', `**${r.title}**`, '', r.legend, '', markdownTable(toGrid(r))])
   ].join('\n') + '\n')
-  console.log(`\nwrote bench/results/latest.json and latest.md in ${seconds.toFixed(0)} s total`)
+  // The chart is drawn from the file just written, as `node --import tsx bench/chart.ts` draws it from a stored one.
+  const chart = writeChart(join(dir, 'latest.json'), file)
+  console.log(`\nwrote bench/results/latest.json, latest.md${chart === null ? ' (no in-process section: no chart)' : ' and latest.svg'} in ${seconds.toFixed(0)} s total`)
 }
 
 main().catch((err: unknown) => {

@@ -29,6 +29,17 @@ export interface SectionResult {
   rows: Row[]
 }
 
+/** What `npm run bench` writes to bench/results/latest.json; the tables and the chart are drawn from it. */
+export interface BenchFile {
+  date: string
+  command: string
+  quick: boolean
+  seconds: number
+  machine: Record<string, string | number>
+  targets: { id: string, baseline: string, source: string }[]
+  sections: (SectionResult & { seconds: number })[]
+}
+
 export interface Context {
   quick: boolean
   targets: Target[]

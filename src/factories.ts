@@ -38,7 +38,7 @@ export function createReadSettings (definition: ParserDefinition, options: AnyOp
     verify: common.verify,
     rawBody: common.rawBody,
     discard: common.discard,
-    // One-shot inflation keeps the event loop's work bounded only up to this limit (README, Performance).
+    // One-shot inflation keeps the event loop's work bounded only up to this limit (docs/performance.md).
     inflatersAtOnce: common.limit <= AT_ONCE_MAX_LIMIT ? variant.inflatersAtOnce : NO_INFLATERS,
     parse
   }

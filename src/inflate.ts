@@ -55,7 +55,7 @@ export const atOnce: Readonly<{ gzip: InflaterAtOnce, deflate: InflaterAtOnce, b
  * The largest `limit` (in bytes) for which a compressed body is read first and then inflated in one call on
  * the event loop; a larger `limit` keeps the streaming path, where zlib works on the thread pool. At most
  * this many compressed bytes are read and at most one 16 KiB chunk more than this is inflated, so one
- * request blocks the loop for a bounded time (measured by `npm run bench`, README Performance).
+ * request blocks the loop for a bounded time (measured by `npm run bench`, docs/performance.md).
  */
 export const AT_ONCE_MAX_LIMIT = 256 * 1024
 

@@ -7,11 +7,11 @@ import iconv from 'iconv-lite'
 import getRawBody from 'raw-body'
 import * as errors from './errors'
 import { inflateExactly, type InflaterAtOnce } from './inflate'
-import type { VerifyFunction } from './options'
+import type { DiscardBudget, VerifyFunction } from './options'
 import { hasBody, http2StreamOf } from './protocol'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
-import { WireCounter, discardRest, parseLength, type DiscardBudget } from './wire'
+import { WireCounter, discardRest, parseLength } from './wire'
 
 /** Express's continuation: called once, with an error or without. */
 export type NextFunction = (err?: unknown) => void

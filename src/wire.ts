@@ -5,22 +5,8 @@ import type { Socket } from 'net'
 import type { HttpError } from 'http-errors'
 import onFinished from 'on-finished'
 import * as errors from './errors'
+import type { DiscardBudget } from './options'
 import { http2StreamOf } from './protocol'
-
-/** How much of an abandoned body bodykit reads off after answering with an error (options `discardLimit`, `discardTime`). */
-export interface DiscardBudget {
-  /** Bytes read and thrown away at most; a body declared larger is not read at all. */
-  readonly bytes: number
-  /** Milliseconds, from the answer, after which reading stops however the body arrives. */
-  readonly ms: number
-}
-
-/**
- * The default budget. 64 MiB: a 50 MiB upload from a client that reads the response only once its upload is
- * done (browsers, python's http.client) still ends with the client holding the response; discarding 64 MiB
- * over loopback cost the server 0.15–0.22 s of CPU on the bench machine. 30 s: nginx's `lingering_time`.
- */
-export const DEFAULT_DISCARD: DiscardBudget = { bytes: 64 * 1024 * 1024, ms: 30_000 }
 
 /** A body that stops arriving for this long is given up on (nginx's `lingering_timeout`). */
 export const DISCARD_IDLE_MS = 5000

@@ -1,19 +1,21 @@
-// Keeps README.md true to the code: its errors table lists exactly the error types, and it documents every option.
+// Keeps README.md true to the code and short: its errors table lists exactly the error types, its API tables every option,
+// and the depth lives in docs/ (test/docs.test.ts compiles the examples and follows the links of both).
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 
 const root = path.join(__dirname, '..')
 const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
+const docs = (page: string): string => readFileSync(path.join(root, 'docs', page), 'utf8')
 const typesSource = readFileSync(path.join(root, 'src', 'types.ts'), 'utf8')
 const optionsSource = readFileSync(path.join(root, 'src', 'options.ts'), 'utf8')
 
-/** The README section under a heading (`## Errors`, `### bodykit.json(...)`), up to the next heading of its level or above. */
-function section (heading: string): string {
-  const lines = readme.split('\n')
+/** The section of a Markdown text (README by default) under a heading (`## Errors`, `### bodykit.json(...)`), up to the next heading of its level or above. */
+function section (heading: string, text = readme): string {
+  const lines = text.split('\n')
   const start = lines.findIndex((line) => line.startsWith(heading))
-  assert.notEqual(start, -1, 'README has no heading starting with ' + JSON.stringify(heading))
+  assert.notEqual(start, -1, 'no heading starting with ' + JSON.stringify(heading))
   const level = heading.indexOf(' ')
   let end = start + 1
   while (end < lines.length) {
@@ -64,10 +66,10 @@ const SECTION_OF: Record<string, string> = {
   TextOptions: '### bodykit.text(',
   LegacyUrlencodedOptions: '### bodykit.urlencoded(',
   UrlencodedOptions: '### bodykit.urlencoded(',
-  ReadOptions: '## Promise API'
+  ReadOptions: '### Promise API'
 }
 // Internal shapes, not options a caller passes.
-const INTERNAL = new Set(['CommonSettings'])
+const INTERNAL = new Set(['CommonSettings', 'DiscardBudget'])
 
 describe('README', () => {
   it('lists exactly the error types of BodyParserErrorType in its errors table', () => {
@@ -96,16 +98,42 @@ describe('README', () => {
     }
   })
 
-  it('shows in TypeScript the error handler that the compile matrix compiles (test/types/consumer)', () => {
-    const example = /```ts\n([^]*?)```/.exec(section('## TypeScript'))
-    assert.ok(example, 'no ts example in the TypeScript section')
+  it('shows in docs/typescript.md the error handler that the compile matrix compiles (test/types/consumer)', () => {
+    const example = /```ts\n([^]*?)```/.exec(section('## Telling bodykit\'s errors apart', docs('typescript.md')))
+    assert.ok(example, 'no ts example under "Telling bodykit\'s errors apart"')
     const fixture = readFileSync(path.join(root, 'test', 'types', 'consumer', 'readme.bodykit.mts'), 'utf8')
     assert.ok(fixture.includes(example[1]), 'the example differs from test/types/consumer/readme.bodykit.mts')
   })
 
-  it('has a section for each factory and for both entries\' differences', () => {
-    for (const heading of ['### bodykit.json(', '### bodykit.raw(', '### bodykit.text(', '### bodykit.urlencoded(', '## Variants', '## Dependencies', '## Raw body for webhook signatures', '## Prototype-poisoning guard', '## Promise API']) {
+  it('has a section for each factory, the promise API, errors, TypeScript and the docs', () => {
+    for (const heading of ['### Common options', '### bodykit.json(', '### bodykit.raw(', '### bodykit.text(', '### bodykit.urlencoded(', '### Promise API', '## Errors', '## TypeScript', '## Documentation']) {
       section(heading)
     }
+  })
+
+  it('moved the depth to docs/, one page per topic', () => {
+    section('## The two entries', docs('differences.md'))
+    section('### Hardening (both entries)', docs('differences.md'))
+    section('## Webhook signatures with `rawBody`', docs('recipes.md'))
+    section('## The promise API outside Express', docs('recipes.md'))
+    section('## Prototype-poisoning guard', docs('security.md'))
+    section('## Express 4 to Express 5', docs('migrating.md'))
+    section('## Time per request', docs('performance.md'))
+  })
+
+  it('stays short: at most about 350 lines, and links every page of docs/ from its table of contents', () => {
+    const lines = readme.split('\n').length
+    assert.ok(lines <= 360, 'README.md has ' + lines + ' lines')
+    const contents = section('## Documentation')
+    for (const page of readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md'))) {
+      assert.ok(contents.includes('](docs/' + page + ')'), 'docs/' + page + ' is not in README\'s table of contents')
+    }
+  })
+
+  it('keeps the two commands for working on bodykit, and says what the playground is', () => {
+    const working = section('## Working on bodykit')
+    assert.ok(working.includes('npm install && npm test'))
+    assert.ok(working.includes('npm install && npm start'))
+    assert.match(working, /playground/)
   })
 })

@@ -463,7 +463,7 @@ for (const variant of BOTH) {
   let count = 0
   for (const input of inputs) {
     const request = toRequest(variant, { ...input, pieces: [] })
-    // Over the limit on the wire, bodykit refuses before inflating (README, Differences): not comparable.
+    // Over the limit on the wire, bodykit refuses before inflating (docs/differences.md): not comparable.
     if (request.wire.length > Math.min(request.limit, 32 * 1024) || count >= 60) continue
     const options = { limit: request.limit, ...(input.parser === 'urlencoded' ? { extended: true } : {}) }
     add(`generated compressed #${count++} (${variant}): ${input.parser} ${request.encoding} ${input.kind} ${input.size} B, ${input.damage.kind}, limit ${request.limit}`, input.parser, options,
@@ -840,7 +840,7 @@ generatedValues.forEach((value, i) => {
 })
 
 // ---------------------------------------------------------------------------
-// Known differences: each is listed in the README's "Differences from body-parser" with its reason
+// Known differences: each is listed in docs/differences.md with its reason
 // ---------------------------------------------------------------------------
 const MIME_TABLE = 'extension names resolve with mime-types 3 (body-parser 2.x\'s table), not 1.x\'s mime-types 2'
 const KNOWN_DIFFERENCES: Record<string, Partial<Record<Variant, string>>> = {

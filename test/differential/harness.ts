@@ -236,11 +236,11 @@ function snapshot (req: AnyReq, res: http.ServerResponse): Omit<ServerRecord, 'n
     flags: {
       _body: Object.hasOwn(req, '_body') ? serialise(req._body) : ['absent'],
       // Not compared: body-parser 1.x leaves an own `req.length = undefined` behind (an artefact of how it
-      // hands the length to raw-body); bodykit/legacy adds nothing to req but body and _body. README, Differences.
+      // hands the length to raw-body); bodykit/legacy adds nothing to req but body and _body. docs/differences.md.
     },
     // Did the middleware leave the stream untouched (null), pause it (false), or read it off ('read off')?
     // An app that reads the body itself after a skip depends on this. Whether the rest was already read
-    // off when next(err) ran is not compared: bodykit answers a 413 before the body ends (README, Security).
+    // off when next(err) ran is not compared: bodykit answers a 413 before the body ends (docs/security.md).
     stream: req.destroyed ? 'destroyed' : req.readableEnded || req.readableFlowing === true ? 'read off' : req.readableFlowing,
     verify: req.__diffVerify === undefined ? ['not called'] : req.__diffVerify,
     headersSent: res.headersSent,
@@ -556,7 +556,7 @@ const INFLATED_COUNT_SLACK = 16 * 1024
 /**
  * The rule for `received` on a 413 after inflation. body-parser counts the zlib output chunks read so far,
  * which depend on how the compressed body was split on the wire; bodykit inflates a small body at once and
- * reports the count for a body in one piece (README, Differences). So for a compressed body sent in several
+ * reports the count for a body in one piece (docs/differences.md). So for a compressed body sent in several
  * pieces, both counts must be past `limit` by at most one chunk and are then not compared further; a body in
  * one piece is compared exactly. body-parser's verdict may also come before the last piece, bodykit's comes
  * after it: the request is read off either way, and may already be destroyed when next(err) runs.

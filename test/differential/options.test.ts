@@ -146,7 +146,7 @@ for (const variant of ['default', 'legacy'] as Variant[]) {
       }
     })
 
-    // bodykit's additions to body-parser's module (README, section TypeScript); everything else must match.
+    // bodykit's additions to body-parser's module (docs/typescript.md); everything else must match.
     const BODYKIT_ONLY_EXPORTS = new Set(['isBodyParserError'])
 
     it('module shape: typeof, enumerable keys (but bodykit\'s additions), and calling the module itself', () => {
@@ -162,7 +162,7 @@ for (const variant of ['default', 'legacy'] as Variant[]) {
       }
       const expected = describeModule(loadModule(variant, 'reference'))
       const actual = describeModule(loadModule(variant, 'candidate')) as { keys: string[] }
-      // The promise API is bodykit's own addition to the default entry (README, Promise API).
+      // The promise API is bodykit's own addition to the default entry (README, API, Promise API).
       if (variant === 'default' && !SELF_MODE) {
         const added = ['readJson', 'readRaw', 'readText', 'readUrlencoded']
         assert.deepStrictEqual(added.filter((key) => actual.keys.includes(key)), added, 'the promise API is exported')

@@ -236,7 +236,7 @@ function describe (err: HttpErrorLike): Record<string, unknown> {
  * The verdict: body-parser's answer exactly (status, type, message, extra properties, body), with two
  * documented allowances. A body whose compressed size alone is over `limit` is refused on the wire (413
  * counting the wire bytes). In pieces, `received` on a 413 after inflation is past `limit` by at most one
- * 16 KiB zlib chunk on both sides (README, Differences); a body in one piece must give body-parser's exact count.
+ * 16 KiB zlib chunk on both sides (docs/differences.md); a body in one piece must give body-parser's exact count.
  */
 export function checkVerdict (input: CompressedInput, request: CompressedRequest, mine: Outcome, reference: Outcome): void {
   assert.equal(mine.calls, 1, 'bodykit must answer exactly once')

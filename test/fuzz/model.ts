@@ -298,7 +298,7 @@ export function checkVerdict (input: FuzzInput, wire: Wire, delivered: number, m
     assert.fail(`body-parser never called next; bodykit gave ${JSON.stringify(mine.err ? describeError(mine.err) : shape(mine.body))}`)
   }
   if (compressed && isInflatedTooLarge(mine.err, input.limit) && isInflatedTooLarge(reference.err, input.limit)) {
-    // `received` on a 413 after inflation (README, Differences): body-parser counts the zlib output chunks read
+    // `received` on a 413 after inflation (docs/differences.md): body-parser counts the zlib output chunks read
     // so far, which depend on how the body was split on the wire; bodykit, inflating a small body at once,
     // gives the count for a body in one piece. Both are past `limit` by at most one 16 KiB chunk (checked
     // here); the rest of the error must be the same.

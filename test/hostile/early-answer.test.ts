@@ -7,7 +7,8 @@ import net from 'node:net'
 import os from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { DEFAULT_DISCARD, LINGER_MS } from '../../src/wire'
+import { DEFAULT_DISCARD } from '../../src/options'
+import { LINGER_MS } from '../../src/wire'
 import { MiB, entries, generatedBody, startServer, type RecordingServer } from './helpers'
 
 const LIMIT = 100 * 1024

@@ -1,4 +1,4 @@
-// Consumer fixture (bodykit only): the error handler of README's TypeScript section, verbatim.
+// Consumer fixture (bodykit only): the error handler of docs/typescript.md, verbatim.
 import express from 'express'
 import { isBodyParserError, json } from 'bodykit'
 

@@ -64,7 +64,9 @@ const SECTION_OF: Record<string, string> = {
   TextOptions: '### bodykit.text(',
   LegacyUrlencodedOptions: '### bodykit.urlencoded(',
   UrlencodedOptions: '### bodykit.urlencoded(',
-  ReadOptions: '## Promise API'
+  ReadOptions: '## Promise API',
+  // The type of the common option `schema` (its one property, `~standard`, is the schema library's).
+  StandardSchemaV1: '### Common options'
 }
 // Internal shapes, not options a caller passes.
 const INTERNAL = new Set(['CommonSettings'])
@@ -104,7 +106,7 @@ describe('README', () => {
   })
 
   it('has a section for each factory and for both entries\' differences', () => {
-    for (const heading of ['### bodykit.json(', '### bodykit.raw(', '### bodykit.text(', '### bodykit.urlencoded(', '## Variants', '## Dependencies', '## Raw body for webhook signatures', '## Prototype-poisoning guard', '## Promise API']) {
+    for (const heading of ['### bodykit.json(', '### bodykit.raw(', '### bodykit.text(', '### bodykit.urlencoded(', '## Variants', '## Dependencies', '## Raw body for webhook signatures', '## Prototype-poisoning guard', '## Validated bodies (schema)', '## Promise API']) {
       section(heading)
     }
   })

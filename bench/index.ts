@@ -9,6 +9,7 @@ import { inProcess } from './in-process'
 import { loopBlock } from './loop-block'
 import { memory } from './memory'
 import { bodykitOptions } from './options'
+import { schema } from './schema'
 import { forms } from './urlencoded-scaling'
 import { markdownTable, textTable, toGrid, type Context, type Section, type SectionResult } from './report'
 import { loadTargets } from './targets'
@@ -22,6 +23,7 @@ const sections: Record<string, Section> = {
   hostile,
   forms,
   options: bodykitOptions,
+  schema,
   clients
 }
 

@@ -114,3 +114,18 @@ describe('in Express', () => {
     assert.deepEqual([none.status, none.json], [400, { error: 'entity.validation.failed', issues: [{ message: 'Invalid input: expected string, received undefined', path: ['name'] }] }])
   })
 })
+
+describe('the playground\'s schema card', () => {
+  it('POST /try/schema answers the issues of a refused signup, and the output of a valid one', async (t) => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { createPlayground } = require('../../examples/server.js') as { createPlayground: (parsers: unknown) => import('node:http').Server }
+    const playground = createPlayground(bodykit)
+    const server = await listen(t, (req, res) => { playground.emit('request', req, res) })
+    const refused = await server.request({ path: '/try/schema', headers: { 'content-type': JSON_TYPE }, body: '{"name":"Ada","email":"ada@example","age":"12","langs":["en","fr","de","it"]}' })
+    assert.equal(refused.status, 400)
+    assert.equal(refused.json.type, 'entity.validation.failed')
+    assert.deepEqual((refused.json.issues as Array<{ path: unknown[] }>).map((issue) => issue.path), [['email'], ['age'], ['langs']])
+    const ok = await server.request({ path: '/try/schema', headers: { 'content-type': JSON_TYPE }, body: '{"name":" Ada ","email":"ada@example.com","age":"36"}' })
+    assert.deepEqual([ok.status, ok.json], [200, { status: 200, type: null, body: { name: 'Ada', email: 'ada@example.com', age: 36, langs: [] } }])
+  })
+})

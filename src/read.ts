@@ -46,20 +46,20 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   const { variant, debug } = settings
   if (variant.isAlreadyRead(req)) {
     if (debug.enabled) debug('body already parsed')
-    passBody(settings, req, next)
+    passBody(settings, req, res, next, false)
     return
   }
   variant.prepareBody(req)
   if (!typeis.hasBody(req)) {
     if (debug.enabled) debug('skip empty body')
-    passBody(settings, req, next)
+    passBody(settings, req, res, next, false)
     return
   }
   // Read once (cached per header text) for both the type match and the charset.
   const contentType = variant.readContentType(req.headers['content-type'])
   if (!settings.shouldParse(req, contentType)) {
     if (debug.enabled) debug('skip parsing')
-    passBody(settings, req, next)
+    passBody(settings, req, res, next, true)
     return
   }
 
@@ -260,10 +260,26 @@ function finish (settings: ReadSettings, req: BodyRequest, res: ServerResponse, 
   else validateBody(settings.schema, settings.variant, req, next, parsed)
 }
 
-/** Nothing to parse: `req.body` is left as it is, and checked as it is when there is a schema. */
-function passBody (settings: ReadSettings, req: BodyRequest, next: NextFunction): void {
-  if (settings.schema === null) next()
-  else validateBody(settings.schema, settings.variant, req, next, settings.variant.currentBody(req))
+/**
+ * Nothing to parse: `req.body` is left as it is, and checked as it is when there is a schema. `unread`: the
+ * request has a body no parser read (another Content-Type).
+ */
+function passBody (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction, unread: boolean): void {
+  if (settings.schema === null) {
+    next()
+    return
+  }
+  const body = settings.variant.currentBody(req)
+  if (!unread) {
+    validateBody(settings.schema, settings.variant, req, next, body)
+    return
+  }
+  validateBody(settings.schema, settings.variant, req, function afterCheck (err?: unknown) {
+    next(err)
+    // Security (issue 5): an unread body answered with an error is read off within bounds, as for the
+    // errors known before reading (Node's own read-off would take all of it).
+    if (err) discardRest(req, res, settings.discard)
+  }, body)
 }
 
 /**

@@ -2,6 +2,7 @@
 // on every parser, in a validate-only step, and for schemas that throw.
 import assert from 'node:assert/strict'
 import type { IncomingMessage } from 'node:http'
+import net from 'node:net'
 import { describe, it } from 'node:test'
 import { type } from 'arktype'
 import * as v from 'valibot'
@@ -10,6 +11,7 @@ import { isBodyParserError } from '../../src/index'
 import { entries, modules } from '../helpers/entries'
 import { assertBody, assertReply, httpError } from '../helpers/expect'
 import { encode, serve, type Middleware, type Payload } from '../helpers/server'
+import { startServer } from '../hostile/helpers'
 
 const JSON_TYPE = 'application/json'
 const FORM_TYPE = 'application/x-www-form-urlencoded'
@@ -168,6 +170,24 @@ for (const entry of entries) {
         const [first] = await issuesOf(zodUser as unknown as Schema, value)
         assertReply(await server.post(FORM_TYPE, 'name=a&name=b'), 400, await refused(zodUser as unknown as Schema, value, 'invalid body at name: ' + first.message))
       })
+    })
+
+    it('reads off a refused body of another Content-Type within discardLimit, and closes the connection past it', async (t) => {
+      const server = await startServer(json({ schema: zodUser, discardLimit: 1024 }))
+      t.after(() => server.close())
+      // A keep-alive request that declares 50 MiB and sends 1 KiB of it: Node alone would wait for the rest.
+      const socket = net.connect(server.port, '127.0.0.1')
+      const closed = new Promise<string>((resolve) => {
+        const received: Buffer[] = []
+        socket.on('data', (chunk: Buffer) => received.push(chunk))
+        socket.on('close', () => resolve(Buffer.concat(received).toString('latin1')))
+      })
+      socket.write('POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ' + 50 * 1024 * 1024 + '\r\n\r\n' + 'x'.repeat(1024))
+      // The connection closes after the 400 (past discardLimit the rest is not read); without the bounded
+      // read-off Node would wait for the other 50 MiB and this would never resolve.
+      const reply = await closed
+      assert.match(reply, /^HTTP\/1\.1 400 /)
+      assert.equal((await server.outcome(0)).err?.type, 'entity.validation.failed')
     })
 
     it('works on every parser: raw, text, urlencoded', async (t) => {

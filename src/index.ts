@@ -25,6 +25,8 @@ namespace bodykit {
    * Parses JSON bodies (`application/json` by default) into `req.body`.
    * @example
    * app.post('/api', bodykit.json({ limit: '1mb' }), (req, res) => res.json(req.body))
+   * // With a Standard Schema (zod, valibot, arktype...): req.body is checked and typed as its output.
+   * app.post('/users', bodykit.json({ schema: User }), (req, res) => res.json({ name: req.body.name }))
    */
   export const json: Types.BodyParser['json'] = factories.json
   /**

@@ -9,6 +9,7 @@ import { inProcess } from './in-process'
 import { loopBlock } from './loop-block'
 import { memory } from './memory'
 import { bodykitOptions } from './options'
+import { schema } from './schema'
 import { forms } from './urlencoded-scaling'
 import { writeChart } from './chart'
 import { markdownTable, textTable, toGrid, type BenchFile, type Context, type Section, type SectionResult } from './report'
@@ -23,6 +24,7 @@ const sections: Record<string, Section> = {
   hostile,
   forms,
   options: bodykitOptions,
+  schema,
   clients
 }
 

@@ -7,6 +7,8 @@ const http2 = require('node:http2')
 const path = require('node:path')
 const { createSelfSignedCertificate } = require('./self-signed')
 
+const { z } = require('zod')
+
 const HOST = '127.0.0.1'
 const PORT = Number(process.env.PORT ?? 3000)
 const PAGE = path.join(__dirname, 'playground.html')
@@ -39,12 +41,30 @@ function runParsers (parsers, req, res, done) {
   next()
 }
 
-/** An error as the client sees it: its status, and `{ type, message }` (a message only when `expose` is true, as in Express). */
+/** The signup the schema card posts: what `req.body` must be, with a coerced age and defaults. */
+const Signup = z.object({
+  name: z.string().trim().min(1),
+  email: z.email(),
+  age: z.coerce.number().int().min(13).default(18),
+  langs: z.array(z.string()).max(3).default([])
+})
+
+/**
+ * An error as the client sees it: its status, and `{ type, message }` (a message only when `expose` is true,
+ * as in Express); a refused body adds its issues, each as `{ path, message }` with the path's keys.
+ */
 function describeError (err) {
   // Every bodykit error has `status` and `type`; zlib errors (a corrupt gzip body) have status 400 and a
   // `code` instead of a `type`.
   const status = err.status || err.statusCode || 500
-  return { status, type: err.type ?? null, message: err.expose ? err.message : http.STATUS_CODES[status] }
+  const answer = { status, type: err.type ?? null, message: err.expose ? err.message : http.STATUS_CODES[status] }
+  if (err.type === 'entity.validation.failed') {
+    answer.issues = err.issues.map((issue) => ({
+      path: (issue.path ?? []).map((segment) => typeof segment === 'object' ? segment.key : segment),
+      message: issue.message
+    }))
+  }
+  return answer
 }
 
 /**
@@ -70,6 +90,7 @@ function createHandler (bodyParser) {
     '/try/latin1': [bodyParser.urlencoded({ extended: true, charsetSentinel: true, interpretNumericEntities: true })],
     '/try/text': [bodyParser.text()],
     '/try/json': [bodyParser.json()],
+    '/try/schema': [bodyParser.json({ schema: Signup })],
     '/try/upload': [
       bodyParser.json({ limit: '1kb' }),
       bodyParser.urlencoded({ extended: true, limit: '1kb' }),

@@ -1,5 +1,6 @@
 // The http errors bodykit reports: one small factory per error `type`, with body-parser's messages, and their guard.
 import createError from 'http-errors'
+import type { StandardSchemaV1 } from './options'
 import type { BodyParserError, BodyParserErrorType } from './types'
 
 /** bodykit's errors (and the errors it passes through), recorded when created: only these pass the guard. */
@@ -86,6 +87,41 @@ export function parseFailed (thrown: Thrown, body: string | Buffer): createError
   const err = createError(400, asCause(thrown) as Error, { body, type: ownType || 'entity.parse.failed' })
   // bodykit's own errors thrown by a parser (too many parameters, depth) are already marked.
   return ownType ? err : mark(err)
+}
+
+/** 400 when the `schema` refused the body: its issues as given, and the value it checked. */
+export function validationFailed (issues: ReadonlyArray<StandardSchemaV1.Issue>, body: unknown): createError.HttpError {
+  return mark(createError(400, describeIssues(issues), { body, issues, type: 'entity.validation.failed' }))
+}
+
+/**
+ * A `schema` whose `validate` threw, rejected or returned no result: the server's failure, not the body's, so
+ * 500 unless the thrown error carries its own status. It stays the caller's error: no `type` is added and
+ * the guard says false.
+ */
+export function validationCrashed (thrown: Thrown): createError.HttpError {
+  return createError(500, asCause(thrown) as Error)
+}
+
+/** The message of a refused body: the first issue, where it is and what is wrong, and how many more there are. */
+function describeIssues (issues: ReadonlyArray<StandardSchemaV1.Issue>): string {
+  const first = issues[0] as StandardSchemaV1.Issue | undefined
+  if (first === undefined) return 'invalid body'
+  const where = formatPath(first.path)
+  const more = issues.length > 1 ? ' (and ' + (issues.length - 1) + ' more)' : ''
+  return 'invalid body' + (where === '' ? '' : ' at ' + where) + ': ' + String(first.message) + more
+}
+
+/** An issue's path as code would write it (`items[0].name`); empty for the body itself. */
+function formatPath (path: StandardSchemaV1.Issue['path']): string {
+  if (!Array.isArray(path)) return ''
+  let text = ''
+  for (const segment of path as ReadonlyArray<PropertyKey | StandardSchemaV1.PathSegment>) {
+    const key = segment !== null && typeof segment === 'object' ? segment.key : segment
+    if (typeof key === 'number') text += '[' + key + ']'
+    else text += (text === '' ? '' : '.') + String(key)
+  }
+  return text
 }
 
 /** 400 for a reading failure (raw-body's typed errors keep their status; zlib errors become 400). */

@@ -40,7 +40,8 @@ export function createReadSettings (definition: ParserDefinition, options: AnyOp
     discard: common.discard,
     // One-shot inflation keeps the event loop's work bounded only up to this limit (docs/performance.md).
     inflatersAtOnce: common.limit <= AT_ONCE_MAX_LIMIT ? variant.inflatersAtOnce : NO_INFLATERS,
-    parse
+    parse,
+    schema: common.schema
   }
 }
 

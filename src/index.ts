@@ -25,6 +25,8 @@ namespace bodykit {
    * Parses JSON bodies (`application/json` by default) into `req.body`.
    * @example
    * app.post('/api', bodykit.json({ limit: '1mb' }), (req, res) => res.json(req.body))
+   * // With a Standard Schema (zod, valibot, arktype...): req.body is checked and typed as its output.
+   * app.post('/users', bodykit.json({ schema: User }), (req, res) => res.json({ name: req.body.name }))
    */
   export const json: Types.BodyParser['json'] = factories.json
   /**
@@ -47,29 +49,31 @@ namespace bodykit {
   export const urlencoded: Types.BodyParser['urlencoded'] = factories.urlencoded
   /**
    * Reads and parses a JSON body as `json(options)` does, without setting `req.body`: resolves with the body
-   * (`undefined` when there is none to parse), rejects with the error the middleware passes to `next`.
+   * (`undefined` when there is none to parse), or with the `schema`'s output (typed as it), and rejects with
+   * the error the middleware passes to `next`.
    * @example
    * const body = await bodykit.readJson(req, { limit: '1mb', res })
+   * const user = await bodykit.readJson(req, { schema: User, res }) // typed as User's output
    */
-  export const readJson: (req: IncomingMessage, options?: OptionTypes.ReadJsonOptions | null) => Promise<unknown> = readers.readJson
+  export const readJson: Types.Reader<unknown, OptionTypes.ReadJsonOptions> = readers.readJson
   /**
    * Reads a body into a Buffer as `raw(options)` does (`undefined` when there is none to read).
    * @example
    * const pdf = await bodykit.readRaw(req, { type: 'application/pdf', limit: '10mb', res })
    */
-  export const readRaw: (req: IncomingMessage, options?: OptionTypes.ReadRawOptions | null) => Promise<Buffer | undefined> = readers.readRaw
+  export const readRaw: Types.Reader<Buffer | undefined, OptionTypes.ReadRawOptions> = readers.readRaw
   /**
    * Reads and decodes a text body as `text(options)` does (`undefined` when there is none to read).
    * @example
    * const csv = await bodykit.readText(ctx.req, { type: 'text/csv', res: ctx.res })
    */
-  export const readText: (req: IncomingMessage, options?: OptionTypes.ReadTextOptions | null) => Promise<string | undefined> = readers.readText
+  export const readText: Types.Reader<string | undefined, OptionTypes.ReadTextOptions> = readers.readText
   /**
    * Reads and parses a form body as `urlencoded(options)` does (`undefined` when there is none to read).
    * @example
    * const form = await bodykit.readUrlencoded(req, { extended: true, res })
    */
-  export const readUrlencoded: (req: IncomingMessage, options?: OptionTypes.ReadUrlencodedOptions | null) => Promise<Record<string, unknown> | undefined> = readers.readUrlencoded
+  export const readUrlencoded: Types.Reader<Record<string, unknown> | undefined, OptionTypes.ReadUrlencodedOptions> = readers.readUrlencoded
   /**
    * Whether an error passed to an error handler is one bodykit produced (including the zlib errors it
    * passes on), narrowing it to {@link BodyParserError} for `switch (err.type)`.
@@ -106,6 +110,16 @@ namespace bodykit {
   export type PoisoningAction = OptionTypes.PoisoningAction
   /** A request a parser with `rawBody: true` may have read, e.g. `RawBodyRequest<express.Request>`. */
   export type RawBodyRequest<T extends IncomingMessage = IncomingMessage> = OptionTypes.RawBodyRequest<T>
+  /** A schema in the Standard Schema v1 shape (zod, valibot, arktype...), for the `schema` option. */
+  export type StandardSchemaV1<Input = unknown, Output = Input> = OptionTypes.StandardSchemaV1<Input, Output>
+  /** The type of `req.body` after a parser with `schema: S`. */
+  export type SchemaOutput<S> = Types.SchemaOutput<S>
+  /** The middleware a factory returns for a `schema`: `req.body` is `Body` after it. */
+  export type TypedMiddleware<Body> = Types.TypedMiddleware<Body>
+  /** A reader of the promise API, typed by its options (with a `schema`, its output). */
+  export type Reader<Body, Options> = Types.Reader<Body, Options>
+  /** What a factory returns for a schema of type `S` (`undefined`: none). */
+  export type MiddlewareFor<S> = Types.MiddlewareFor<S>
   /** What the promise API takes besides a parser's options (`res`). */
   export type ReadOptions = OptionTypes.ReadOptions
   /** Options of `readJson()`. */

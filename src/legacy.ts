@@ -2,9 +2,11 @@
 import type { IncomingMessage } from 'http'
 import { isBodyParserError as isBodyParserErrorGuard } from './errors'
 import { createFactories } from './factories'
+import { normalizeSchema } from './options'
 import type * as OptionTypes from './options'
+import { validateBody } from './read'
 import type * as Types from './types'
-import { legacy } from './variants'
+import { legacy, type BodyRequest } from './variants'
 
 const factories = createFactories(legacy)
 
@@ -15,24 +17,35 @@ let warnedGeneric = false
  * which each resets to its own default.
  * @deprecated use the individual json and urlencoded middlewares
  */
+function bodykitLegacy<S extends OptionTypes.StandardSchemaV1 | undefined = undefined> (options?: Types.WithSchema<Types.GenericOptions, S> | null): Types.MiddlewareFor<S>
 function bodykitLegacy (options?: Types.GenericOptions | null): Types.Middleware {
   if (!warnedGeneric) {
     warnedGeneric = true
     process.emitWarning('bodyParser: use individual json/urlencoded middlewares', 'DeprecationWarning', 'BODYKIT_GENERIC')
   }
   // compat(v1): the options object stays the prototype, so inherited options are read as 1.x reads them.
+  // `schema` checks the body once, after both parsers: json's own check would refuse every form.
   const shared = Object.create(options || null, {
-    type: { configurable: true, enumerable: true, value: undefined, writable: true }
+    type: { configurable: true, enumerable: true, value: undefined, writable: true },
+    schema: { configurable: true, enumerable: true, value: undefined, writable: true }
   })
   const parseUrlencoded = factories.urlencoded(shared)
   const parseJson = factories.json(shared)
+  const schema = normalizeSchema(options?.schema)
   return function bodyParser (req, res, next) {
     parseJson(req, res, (err) => {
       if (err) {
         next(err)
         return
       }
-      parseUrlencoded(req, res, next)
+      if (schema === null) {
+        parseUrlencoded(req, res, next)
+        return
+      }
+      parseUrlencoded(req, res, (formErr) => {
+        if (formErr) next(formErr)
+        else validateBody(schema, legacy, req, next, (req as BodyRequest).body)
+      })
     })
   }
 }
@@ -100,6 +113,14 @@ namespace bodykitLegacy {
   export type PoisoningAction = OptionTypes.PoisoningAction
   /** A request a parser with `rawBody: true` may have read, e.g. `RawBodyRequest<express.Request>`. */
   export type RawBodyRequest<T extends IncomingMessage = IncomingMessage> = OptionTypes.RawBodyRequest<T>
+  /** A schema in the Standard Schema v1 shape (zod, valibot, arktype...), for the `schema` option. */
+  export type StandardSchemaV1<Input = unknown, Output = Input> = OptionTypes.StandardSchemaV1<Input, Output>
+  /** The type of `req.body` after a parser with `schema: S`. */
+  export type SchemaOutput<S> = Types.SchemaOutput<S>
+  /** The middleware a factory returns for a `schema`: `req.body` is `Body` after it. */
+  export type TypedMiddleware<Body> = Types.TypedMiddleware<Body>
+  /** What a factory returns for a schema of type `S` (`undefined`: none). */
+  export type MiddlewareFor<S> = Types.MiddlewareFor<S>
 }
 
 export = bodykitLegacy

@@ -28,6 +28,57 @@ export type TypeOption = string | readonly string[] | Callbacks['type']
  */
 export type VerifyFunction = (req: IncomingMessage, res: ServerResponse, buf: Buffer, encoding: string | null) => void
 
+/**
+ * A schema in the Standard Schema v1 shape (`~standard`, version 1), as zod 3.24+ and 4, valibot 1, arktype 2,
+ * effect Schema and others implement it. Declared here rather than imported, so that bodykit's declarations
+ * need no other package (README, Dependencies); it is the published interface, structurally.
+ */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  /** The library's side of the interface. */
+  readonly '~standard': StandardSchemaV1.Props<Input, Output>
+}
+
+// The namespace is the shape the Standard Schema interface is published in.
+export declare namespace StandardSchemaV1 {
+  /** What a schema's `~standard` property holds. */
+  interface Props<Input = unknown, Output = Input> {
+    /** Always 1 for this version of the interface. */
+    readonly version: 1
+    /** The schema library's name (`'zod'`, `'valibot'`, `'arktype'`...). */
+    readonly vendor: string
+    /** Checks a value: the output on success, issues on failure; either may come as a promise. */
+    readonly validate: (value: unknown) => Result<Output> | Promise<Result<Output>>
+    /** The input and output types, for type inference only (there is no such value at run time). */
+    readonly types?: Types<Input, Output> | undefined
+  }
+  /** What `validate` returns. */
+  type Result<Output> = SuccessResult<Output> | FailureResult
+  /** A passed check: the output, with defaults and transforms applied. */
+  interface SuccessResult<Output> {
+    readonly value: Output
+    readonly issues?: undefined
+  }
+  /** A failed check: what was wrong. */
+  interface FailureResult {
+    readonly issues: ReadonlyArray<Issue>
+  }
+  /** One thing wrong with the value. */
+  interface Issue {
+    readonly message: string
+    /** Where in the value: keys and indexes from the top, bare or as `{ key }`. */
+    readonly path?: ReadonlyArray<PropertyKey | PathSegment> | undefined
+  }
+  /** A step of an issue's path as an object. */
+  interface PathSegment {
+    readonly key: PropertyKey
+  }
+  /** The types a schema carries for inference. */
+  interface Types<Input = unknown, Output = Input> {
+    readonly input: Input
+    readonly output: Output
+  }
+}
+
 /** Options every parser accepts. */
 export interface BaseOptions {
   /**
@@ -68,6 +119,16 @@ export interface BaseOptions {
    * @default 30000
    */
   discardTime?: number | undefined
+  /**
+   * A Standard Schema v1 (zod, valibot, arktype...) the body must pass: when the middleware calls `next()`
+   * without an error, `req.body` is the schema's output (defaults and transforms applied). It also checks
+   * `req.body` as it is when nothing was parsed (no body, another Content-Type, a body read earlier), so a
+   * schema that refuses `undefined` makes the body required. A refused body gives 400
+   * `entity.validation.failed` with the schema's `issues`; a `validate` that throws or rejects passes that
+   * error to `next` as a 500 (its own `status`, if it has one, is kept).
+   * @default undefined (no check; `req.body` is typed `any`, as without bodykit)
+   */
+  schema?: StandardSchemaV1 | undefined
 }
 
 /**
@@ -197,6 +258,8 @@ export interface CommonSettings {
   readonly rawBody: boolean
   readonly defaultCharset: string | undefined
   readonly discard: DiscardBudget
+  /** The schema's `~standard` object (its `validate` is called as a method of it), or null without `schema`. */
+  readonly schema: StandardSchemaV1.Props | null
 }
 
 /**
@@ -254,8 +317,25 @@ export function normalizeCommonOptions (options: AnyOptions): CommonSettings {
     type: (given.type || undefined) as TypeOption | undefined,
     verify: verify as VerifyFunction | false,
     rawBody: given.rawBody === true,
-    defaultCharset: (given.defaultCharset || undefined) as string | undefined
+    defaultCharset: (given.defaultCharset || undefined) as string | undefined,
+    schema: normalizeSchema(given.schema)
   }
+}
+
+/**
+ * The `~standard` object of a Standard Schema v1, read once; anything else throws.
+ * @internal
+ */
+export function normalizeSchema (schema: unknown): StandardSchemaV1.Props | null {
+  if (schema === undefined) return null
+  // arktype's types are functions, the other libraries' schemas objects.
+  const standard = (typeof schema === 'object' || typeof schema === 'function') && schema !== null
+    ? (schema as Partial<StandardSchemaV1>)['~standard']
+    : undefined
+  if (typeof standard !== 'object' || standard === null || standard.version !== 1 || typeof standard.validate !== 'function') {
+    throw new TypeError('option schema must be a Standard Schema (a "~standard" property of version 1 with a validate function)')
+  }
+  return standard
 }
 
 /** The longest delay a Node timer takes (about 24.8 days); a longer one fires at once. */

@@ -8,6 +8,7 @@ import { jsonDefinition } from './parsers/json'
 import { rawDefinition } from './parsers/raw'
 import { textDefinition } from './parsers/text'
 import { urlencodedDefinition } from './parsers/urlencoded'
+import type { Reader } from './types'
 import { modern, type Variant } from './variants'
 
 /** The callback a reader passes to the pipeline as `next`: an error, or the parsed body (none when skipped). */
@@ -17,13 +18,15 @@ type ReadCallback = (err?: unknown, body?: unknown) => void
 const untouched: Variant = {
   ...modern,
   prepareBody: () => {},
+  // A request with nothing to parse resolves with `undefined`, so that is what a schema checks.
+  currentBody: () => undefined,
   deliverBody: (_req, next, body) => { (next as ReadCallback)(null, body) }
 }
 
-type Reader = (req: IncomingMessage, options?: AnyOptions) => Promise<unknown>
+type UntypedReader = (req: IncomingMessage, options?: AnyOptions) => Promise<unknown>
 
 /** One parser's reader: validated settings are cached per options object, so a shared object is validated once. */
-function createReader (definition: ParserDefinition): Reader {
+function createReader (definition: ParserDefinition): UntypedReader {
   const cache = new WeakMap<object, ReadSettings>()
   let defaults: ReadSettings | undefined
   function settingsFor (options: AnyOptions): ReadSettings {
@@ -54,29 +57,30 @@ function createReader (definition: ParserDefinition): Reader {
 /**
  * Reads and parses a JSON body as `json(options)` would, without setting `req.body`. Resolves with the
  * parsed body, or `undefined` when there is nothing to parse (no body, another Content-Type, a request
- * already read); rejects with the error the middleware would pass to `next`.
+ * already read); with `schema`, resolves with the schema's output for either (typed as it); rejects with
+ * the error the middleware would pass to `next`.
  * @example
  * const body = await readJson(req, { limit: '1mb', res })
  */
-export const readJson = createReader(jsonDefinition) as (req: IncomingMessage, options?: ReadJsonOptions | null) => Promise<unknown>
+export const readJson = createReader(jsonDefinition) as Reader<unknown, ReadJsonOptions>
 
 /**
  * Reads a body into a Buffer as `raw(options)` would; `undefined` when there is nothing to read.
  * @example
  * const bytes = await readRaw(req, { type: 'application/pdf', limit: '10mb' })
  */
-export const readRaw = createReader(rawDefinition) as (req: IncomingMessage, options?: ReadRawOptions | null) => Promise<Buffer | undefined>
+export const readRaw = createReader(rawDefinition) as Reader<Buffer | undefined, ReadRawOptions>
 
 /**
  * Reads and decodes a text body as `text(options)` would; `undefined` when there is nothing to read.
  * @example
  * const csv = await readText(req, { type: 'text/csv' })
  */
-export const readText = createReader(textDefinition) as (req: IncomingMessage, options?: ReadTextOptions | null) => Promise<string | undefined>
+export const readText = createReader(textDefinition) as Reader<string | undefined, ReadTextOptions>
 
 /**
  * Reads and parses a form body as `urlencoded(options)` would; `undefined` when there is nothing to read.
  * @example
  * const form = await readUrlencoded(req, { extended: true })
  */
-export const readUrlencoded = createReader(urlencodedDefinition) as (req: IncomingMessage, options?: ReadUrlencodedOptions | null) => Promise<Record<string, unknown> | undefined>
+export const readUrlencoded = createReader(urlencodedDefinition) as Reader<Record<string, unknown> | undefined, ReadUrlencodedOptions>

@@ -1,13 +1,53 @@
 // Public types of both entries besides the options: the middleware, the module shapes and the errors.
 // Its declarations are published: it may import only `node:*` types and ./options, and declares types only.
 import type { IncomingMessage, ServerResponse } from 'http'
-import type { BaseOptions, JsonOptions, LegacyUrlencodedOptions, TextOptions, UrlencodedOptions } from './options'
+import type { BaseOptions, JsonOptions, LegacyUrlencodedOptions, StandardSchemaV1, TextOptions, UrlencodedOptions } from './options'
 
 /**
  * A connect/Express middleware (connect's `NextHandleFunction`): after it ran, `req.body` holds the parsed
  * body. `next` takes `any`, as in @types/body-parser, so existing callbacks keep compiling.
  */
 export type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: any) => void) => void // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/**
+ * The type of `req.body` after a parser with `schema: S`: the schema's output type (`unknown` for a schema
+ * that declares no types).
+ */
+export type SchemaOutput<S> = S extends { readonly '~standard': { readonly types?: { readonly output: infer Output } | undefined } }
+  ? Output
+  : unknown
+
+/**
+ * The middleware a factory returns for a `schema`: after it called `next()` without an error, `req.body` is
+ * `Body`. Its last signature's request carries `body`, and Express (4 and 5) infers its route handlers'
+ * `req.body` from it: `app.post('/users', json({ schema: User }), (req, res) => { req.body.name })` needs no
+ * annotation. The first one takes any request (connect's, node:http's), so it can be called as any middleware.
+ */
+export interface TypedMiddleware<Body> {
+  (req: IncomingMessage, res: ServerResponse, next: (err?: any) => void): void // eslint-disable-line @typescript-eslint/no-explicit-any
+  (req: IncomingMessage & { body: Body }, res: ServerResponse, next: (err?: any) => void): void // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/**
+ * A parser's options with the type of their `schema` as `S`, so that a call infers it (`undefined`: none).
+ * (The options' own `schema` is left out: intersected with it, arktype's types are too deep to check.)
+ */
+export type WithSchema<Options, S extends StandardSchemaV1 | undefined> = Omit<Options, 'schema'> & { schema?: S }
+
+/**
+ * What a factory returns for a schema of type `S`: a {@link TypedMiddleware} for a schema the compiler
+ * sees, else the plain {@link Middleware} (no `schema`, or options typed with the general `StandardSchemaV1`).
+ */
+export type MiddlewareFor<S> = [S] extends [undefined] ? Middleware : StandardSchemaV1 extends S ? Middleware : TypedMiddleware<SchemaOutput<S>>
+
+/** What a reader resolves with for a schema of type `S`: its output, else the parser's own `Body`. */
+export type BodyFor<S, Body> = [S] extends [undefined] ? Body : StandardSchemaV1 extends S ? Body : SchemaOutput<S>
+
+/**
+ * A reader of the promise API: resolves with the schema's output when `options.schema` is a schema the
+ * compiler sees, else with `Body` (`undefined` when there is nothing to read).
+ */
+export type Reader<Body, Options> = <S extends StandardSchemaV1 | undefined = undefined> (req: IncomingMessage, options?: WithSchema<Options, S> | null) => Promise<BodyFor<S, Body>>
 
 /** Options of `bodykit/legacy`'s deprecated generic parser: those of json, text and urlencoded (`type` is ignored). */
 export type GenericOptions = JsonOptions & TextOptions & LegacyUrlencodedOptions
@@ -20,30 +60,31 @@ export interface BodyParser {
    */
   (options?: JsonOptions & TextOptions & UrlencodedOptions | null): never
   /** Parses JSON bodies (`application/json` by default) into `req.body`. */
-  json (options?: JsonOptions | null): Middleware
+  json<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<JsonOptions, S> | null): MiddlewareFor<S>
   /** Reads `application/octet-stream` bodies (by default) into a Buffer on `req.body`. */
-  raw (options?: BaseOptions | null): Middleware
+  raw<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<BaseOptions, S> | null): MiddlewareFor<S>
   /** Decodes `text/plain` bodies (by default) into a string on `req.body`. */
-  text (options?: TextOptions | null): Middleware
+  text<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<TextOptions, S> | null): MiddlewareFor<S>
   /** Parses `application/x-www-form-urlencoded` bodies (by default) into an object on `req.body`. */
-  urlencoded (options?: UrlencodedOptions | null): Middleware
+  urlencoded<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<UrlencodedOptions, S> | null): MiddlewareFor<S>
 }
 
 /** `bodykit/legacy`'s module: body-parser 1.x's four factories and its deprecated generic. */
 export interface LegacyBodyParser {
   /**
-   * body-parser 1.x's generic: json, then urlencoded, sharing every option except `type`.
+   * body-parser 1.x's generic: json, then urlencoded, sharing every option except `type`; a `schema` checks
+   * the body once, after both.
    * @deprecated use the individual json and urlencoded middlewares
    */
-  (options?: GenericOptions | null): Middleware
+  <S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<GenericOptions, S> | null): MiddlewareFor<S>
   /** Parses JSON bodies (`application/json` by default) into `req.body`, as body-parser 1.x. */
-  json (options?: JsonOptions | null): Middleware
+  json<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<JsonOptions, S> | null): MiddlewareFor<S>
   /** Reads `application/octet-stream` bodies (by default) into a Buffer on `req.body`, as body-parser 1.x. */
-  raw (options?: BaseOptions | null): Middleware
+  raw<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<BaseOptions, S> | null): MiddlewareFor<S>
   /** Decodes `text/plain` bodies (by default) into a string on `req.body`, as body-parser 1.x. */
-  text (options?: TextOptions | null): Middleware
+  text<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<TextOptions, S> | null): MiddlewareFor<S>
   /** Parses form bodies into `req.body`, as body-parser 1.x (`extended` defaults to true, deprecated). */
-  urlencoded (options?: LegacyUrlencodedOptions | null): Middleware
+  urlencoded<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<LegacyUrlencodedOptions, S> | null): MiddlewareFor<S>
 }
 
 /** Every `type` string of the errors bodykit passes to `next` (README, section Errors). */
@@ -52,6 +93,7 @@ export type BodyParserErrorType =
   | 'encoding.unsupported'
   | 'entity.parse.failed'
   | 'entity.too.large'
+  | 'entity.validation.failed'
   | 'entity.verify.failed'
   | 'parameters.too.many'
   | 'querystring.parse.rangeError'
@@ -80,6 +122,8 @@ export interface BodyParserErrorProperties {
   'entity.parse.failed': { body: string }
   /** 413: `limit`, and either the declared length (`expected`, `length`) or the bytes `received`. */
   'entity.too.large': { limit: number, expected?: number, length?: number, received?: number }
+  /** 400: the `schema`'s issues (each with `message` and `path` as the schema gave them), and the value it checked. */
+  'entity.validation.failed': { body: unknown, issues: ReadonlyArray<StandardSchemaV1.Issue> }
   /** 403: the raw body `verify` rejected. */
   'entity.verify.failed': { body: Buffer }
   /** 413: the decoded form. */

@@ -25,6 +25,8 @@ export interface Variant {
   readonly prepareBody: (req: BodyRequest) => void
   /** Records that this request's body is being read (1.x's `req._body`). */
   readonly markRead: (req: BodyRequest) => void
+  /** The body a request has when nothing gets parsed, as `schema` checks it: `req.body` for the middlewares. */
+  readonly currentBody: (req: BodyRequest) => unknown
   /** Hands the parsed body on and calls `next`: the middlewares set `req.body`. */
   readonly deliverBody: (req: BodyRequest, next: (err?: unknown) => void, body: unknown) => void
   /** How the Content-Type header is read for matching and for its charset. */
@@ -96,6 +98,7 @@ export const modern: Variant = {
   isAlreadyRead: (req) => onFinished.isFinished(req),
   prepareBody: (req) => { if (!('body' in req)) req.body = undefined },
   markRead: () => {},
+  currentBody: (req) => req.body,
   deliverBody: setBody,
   readContentType: readContentTypeLeniently,
   decompressors: new Map([
@@ -125,6 +128,7 @@ export const legacy: Variant = {
   isAlreadyRead: (req) => Boolean(req._body),
   prepareBody: (req) => { req.body = req.body || {} },
   markRead: (req) => { req._body = true },
+  currentBody: (req) => req.body,
   deliverBody: setBody,
   readContentType: readContentTypeStrictly,
   decompressors: new Map(inflaters),

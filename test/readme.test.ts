@@ -66,7 +66,9 @@ const SECTION_OF: Record<string, string> = {
   TextOptions: '### bodykit.text(',
   LegacyUrlencodedOptions: '### bodykit.urlencoded(',
   UrlencodedOptions: '### bodykit.urlencoded(',
-  ReadOptions: '### Promise API'
+  ReadOptions: '### Promise API',
+  // The type of the common option `schema` (its one property, `~standard`, is the schema library's).
+  StandardSchemaV1: '### Common options'
 }
 // Internal shapes, not options a caller passes.
 const INTERNAL = new Set(['CommonSettings', 'DiscardBudget'])

@@ -72,6 +72,8 @@ before(async () => {
     await run('tar', ['-xzf', tarball, '-C', path.join(nodeModules, 'bodykit'), '--strip-components=1'])
     copyPackage(nodeModules, '@types/express', findPackage(EXPRESS_TYPES[major], root))
     copyPackage(nodeModules, '@types/node', findPackage('@types/node', root))
+    // The schema libraries the `schema` fixtures use (their types ship in the packages).
+    for (const library of ['zod', 'valibot']) copyPackage(nodeModules, library, findPackage(library, root))
     // The same fixtures against body-parser: only the module names change (bodykit-only fixtures are left out).
     cpSync(fixtures, path.join(project, 'bodykit'), { recursive: true })
     mkdirSync(path.join(project, 'body-parser'))

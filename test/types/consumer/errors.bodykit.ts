@@ -19,6 +19,8 @@ function describe (err: bodykit.BodyParserError): Record<string, unknown> {
       return { length: err.body.length }
     case 'entity.too.large':
       return { limit: err.limit, size: err.received ?? err.expected }
+    case 'entity.validation.failed':
+      return { issues: err.issues.map((issue) => ({ message: issue.message, path: issue.path?.map((segment) => typeof segment === 'object' ? segment.key : segment) })) }
     case 'entity.verify.failed':
       return { bytes: err.body.byteLength }
     case 'parameters.too.many':

@@ -122,9 +122,6 @@ export function discardRest (req: IncomingMessage, res: ServerResponse | undefin
     if (onSettled) process.nextTick(onSettled)
     return
   }
-  // HTTP/2: a body answered before anything read it (no `onSettled` to wait for) is left to Node, as body-parser
-  // leaves it: once the response is out, Node resets the unread stream itself (NO_ERROR) and the client stops.
-  if (stream !== null && onSettled === undefined) return
   if (socket !== null) discarding.add(socket)
   let left = budget.bytes
   const onData = (chunk: Buffer | string): void => {

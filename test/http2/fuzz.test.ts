@@ -25,6 +25,9 @@ function handle (req: IncomingMessage, res: ServerResponse): void {
     return
   }
   middleware(req, res, (err?: unknown) => {
+    // A body the parser skipped is the app's to read: Node dumps it over HTTP/1.1, but an unread HTTP/2 stream
+    // keeps its window of data in the session, and enough of them make the session refuse new streams.
+    if (err === undefined && !req.complete) req.resume()
     const result: Result = err !== undefined ? describeError(err) : { status: 200, json: describeRequest(req) }
     res.writeHead(result.status, { 'content-type': 'application/json' })
     res.end(JSON.stringify(result.json))

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { clients } from './clients'
 import { endToEnd } from './end-to-end'
 import { hostile } from './hostile'
+import { http2Section } from './http2'
 import { inProcess } from './in-process'
 import { loopBlock } from './loop-block'
 import { memory } from './memory'
@@ -25,7 +26,8 @@ const sections: Record<string, Section> = {
   forms,
   options: bodykitOptions,
   schema,
-  clients
+  clients,
+  http2: http2Section
 }
 
 function parseArgs (argv: string[]): { only: string[], quick: boolean } {

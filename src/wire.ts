@@ -169,7 +169,7 @@ function stopReading (req: IncomingMessage, res: ServerResponse | undefined, soc
   // then does not read the whole body off (`_dump`) when the response finishes. Backpressure does the rest.
   while (req.read() !== null);
   if (stream !== null) {
-    resetAfterResponse(stream)
+    resetAfterResponse(req, stream)
     return
   }
   // Without a real response (a promise API, a fake) the connection is left to its owner: backpressure holds it.
@@ -179,22 +179,21 @@ function stopReading (req: IncomingMessage, res: ServerResponse | undefined, soc
 }
 
 /**
- * Once an HTTP/2 stream's response has been sent, gives its client LINGER_MS to stop the upload itself (curl,
- * Chromium and Node's client do, on a stream left unread as body-parser leaves it), then resets the stream alone
- * with NO_ERROR: RFC 9113 §8.1's way to ask a client to stop sending a request whose complete response it has.
- * The stream's own 'finish' is the signal: the compat response emits its 'finish' only when the stream closes,
- * which a paused upload never lets happen. Resetting at once raced the response's last frame under load (curl:
- * "Stream error in the HTTP/2 framing layer"); CANCEL is reported by curl as an error (exit 92).
+ * Once an HTTP/2 stream's response has been sent, gives its client LINGER_MS to stop the upload itself, then
+ * resets the stream alone with NO_ERROR (RFC 9113 §8.1's way to ask a client to stop sending a request whose
+ * complete response it has) and drains the window of DATA it still holds: a closed stream is freed only at the
+ * end of its readable side, which a paused request never reaches. The stream's own 'finish' is the signal: the
+ * compat response emits its 'finish' only when the stream closes. Resetting at once raced the response's last
+ * frame under load (curl: "Stream error in the HTTP/2 framing layer"); CANCEL is an error for curl (exit 92).
  */
-function resetAfterResponse (stream: ServerHttp2Stream): void {
+function resetAfterResponse (req: IncomingMessage, stream: ServerHttp2Stream): void {
+  const release = (): void => {
+    if (stream.destroyed) return
+    if (!stream.closed) stream.close(http2Constants.NGHTTP2_NO_ERROR)
+    req.resume()
+  }
   const linger = (): void => {
-    if (stream.closed || stream.destroyed) return
-    const timer = setTimeout(() => {
-      if (stream.destroyed) return
-      // Closed by the client but holding unread DATA, it would wait for an 'end' that a paused request never reads.
-      if (stream.closed) stream.destroy()
-      else stream.close(http2Constants.NGHTTP2_NO_ERROR)
-    }, LINGER_MS).unref()
+    const timer = setTimeout(release, LINGER_MS).unref()
     stream.once('close', () => clearTimeout(timer))
   }
   if (stream.writableFinished) linger()

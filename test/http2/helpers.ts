@@ -26,6 +26,8 @@ export interface H2Server {
   origin: string
   /** Every result the final handler produced, in order. */
   results: Result[]
+  /** Streams of the server not yet closed and freed (a stream's 'close' is its last event). */
+  openStreams: () => number
   /** Closes the server and every session on it. */
   close: () => Promise<void>
 }
@@ -61,6 +63,11 @@ export async function serveH2 (routes: Record<string, Middleware[]>, options: { 
 /** Listens on a free port of 127.0.0.1 and gives the close function that also ends open sessions. */
 export async function listen (server: Http2Server | Http2SecureServer, tls: boolean, results: Result[] = []): Promise<H2Server> {
   const sessions = new Set<ServerHttp2Session>()
+  let open = 0
+  server.on('stream', (stream) => {
+    open++
+    stream.once('close', () => { open-- })
+  })
   server.on('session', (session: ServerHttp2Session) => {
     sessions.add(session)
     session.on('close', () => sessions.delete(session))
@@ -70,6 +77,7 @@ export async function listen (server: Http2Server | Http2SecureServer, tls: bool
   return {
     origin: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     results,
+    openStreams: () => open,
     close: () => new Promise((resolve) => {
       for (const session of sessions) session.destroy()
       server.close(() => resolve())

@@ -148,6 +148,9 @@ for (const tls of [false, true]) {
           assert.equal(answer.status, 413)
           assert.equal(answer.json.type, 'entity.too.large')
           assert.ok(answer.sent < 16 * MiB, `the client could send ${answer.sent} bytes`)
+          // The reset stream is freed too: a paused one would hold its window of DATA, and never emit 'close'.
+          for (let tries = 0; tries < 100 && mine.openStreams() > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 50))
+          assert.equal(mine.openStreams(), 0, 'a server stream was left open')
           assert.equal((await h2Request(toMine, { path: '/json', headers: { 'content-type': 'application/json' }, body: '{"after":1}' })).status, 200)
         }
       })

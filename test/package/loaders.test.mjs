@@ -195,7 +195,7 @@ const BUNDLERS = {
     assert.ok(!stats.hasErrors() && !stats.hasWarnings(), stats.toString('errors-warnings'))
   },
   async rollup (entry, outfile) {
-    const { rollup } = requireFromRoot('rollup')
+    const { rollup } = requireFromRoot('@rollup/wasm-node')
     const { nodeResolve } = requireFromRoot('@rollup/plugin-node-resolve')
     const commonjs = requireFromRoot('@rollup/plugin-commonjs')
     const json = requireFromRoot('@rollup/plugin-json')

@@ -106,7 +106,10 @@ for (const entry of entries) {
         // Node's parser decides what was delivered before an abort; compare on the bytes bodykit saw.
         if (input.abortAfter === null) checkVerdict(input, wire, mine.delivered, mine.slot.result, reference.slot.result)
         else if (mine.slot.req) assert.equal(mine.slot.result.calls, 1, 'next not called once after an abort')
-        if (input.abortAfter === null) assert.equal(mine.status, mine.slot.result.err ? mine.slot.result.err.status : 200)
+        // A body the parser skipped is left unread, as body-parser leaves it: Node then closes the connection
+        // under a client still sending, whose kernel may drop the 200 for the reset (seen under load).
+        const skippedUnread = !mine.slot.result.err && mine.slot.result.consumed === false
+        if (input.abortAfter === null && !(skippedUnread && mine.status === null)) assert.equal(mine.status, mine.slot.result.err ? mine.slot.result.err.status : 200)
         if (mine.slot.req) assert.deepEqual(listenerCounts(mine.slot.req), baseline)
         assert.equal(prototypeSnapshot(), protos)
         assert.deepEqual(uncaught, [])

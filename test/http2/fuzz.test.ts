@@ -56,6 +56,18 @@ function comparable (result: Result): Result {
   return { status: result.status, json }
 }
 
+/** Whether the answer to this request may depend on how its pieces arrived (see the property). */
+function timingDependent (input: FuzzInput, pieces: number): boolean {
+  const encoding = (input.contentEncoding ?? 'identity').toLowerCase()
+  return input.inflate && encoding !== 'identity' && pieces > 1 && ['truncate', 'trailing', 'flip'].includes(input.mangle)
+}
+
+/** A damaged compressed body's answer: the 413 past `limit` before the damage, or zlib's (or brotli's) 400. */
+function isDamageVerdict (result: Result): boolean {
+  if (result.status === 413) return result.json.type === 'entity.too.large'
+  return result.status === 400 && typeof result.json.code === 'string' && result.json.type === undefined
+}
+
 let h2: H2Server
 let h11: http.Server
 let ids = 0
@@ -90,7 +102,15 @@ for (const entry of entries) {
         try {
           const over2 = await h2Request(session, { path, headers, body: wire.chunks.length > 0 ? wire.chunks : [Buffer.alloc(0)] })
           const over11 = await postChunked((h11.address() as AddressInfo).port, path, headers, wire.chunks)
-          assert.deepEqual(comparable(over2), comparable(over11))
+          const same = JSON.stringify(comparable(over2)) === JSON.stringify(comparable(over11))
+          if (!same && timingDependent(input, wire.chunks.length)) {
+            // A damaged compressed body in pieces: the verdict depends on how the pieces arrived (body-parser's
+            // stream loses the last piece's output if the request ended first; docs/differences.md), and HTTP/2
+            // frames and TCP reads cut them differently. Both must still be one of the two verdicts.
+            for (const result of [over2, over11]) assert.ok(isDamageVerdict(result), JSON.stringify(result))
+          } else {
+            assert.deepEqual(comparable(over2), comparable(over11))
+          }
         } finally {
           slots.delete(path)
         }

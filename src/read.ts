@@ -276,11 +276,10 @@ function passBody (settings: ReadSettings, req: BodyRequest, res: ServerResponse
     validateBody(settings.schema, settings.variant, req, next, body)
     return
   }
+  // An unread body refused by the schema is an error known before reading: answered, then read off within bounds.
   validateBody(settings.schema, settings.variant, req, function afterCheck (err?: unknown) {
-    next(err)
-    // Security (issue 5): an unread body answered with an error is read off within bounds, as for the
-    // errors known before reading (Node's own read-off would take all of it).
-    if (err) discardRest(req, res, settings.discard)
+    if (err) refuse(settings.discard, req, res, next, err as HttpError)
+    else next()
   }, body)
 }
 

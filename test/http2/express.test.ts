@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { entries, type Factories } from '../hostile/helpers'
-import { connect, h2Request, listen, testCertificate, type H2Server } from './helpers'
+import { connect, h2Request, listen, postHttp1, testCertificate, type H2Server } from './helpers'
 
 const load = createRequire(__filename)
 type ExpressApp = RequestListener & { request: object, response: object, post: (...args: unknown[]) => void, use: (...args: unknown[]) => void }
@@ -40,22 +40,6 @@ function forHttp2 (app: ExpressApp): ExpressApp {
   rebase(app.request, http2.Http2ServerRequest.prototype)
   rebase(app.response, http2.Http2ServerResponse.prototype)
   return app
-}
-
-/** Posts over HTTP/1.1 (with a Content-Length, or chunked) and returns the status and JSON answer. */
-function post11 (port: number, path: string, type: string, body: Buffer, chunked: boolean): Promise<{ status: number, json: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = { 'content-type': type, connection: 'close' }
-    if (!chunked) headers['content-length'] = body.length
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => { text += chunk })
-      res.on('end', () => resolve({ status: res.statusCode as number, json: JSON.parse(text) }))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
 }
 
 const EXPRESSES: Array<{ name: string, module: string, entry: 'default' | 'legacy' }> = [
@@ -94,7 +78,7 @@ for (const { name, module, entry: entryName } of EXPRESSES) {
         const port = (h11.address() as AddressInfo).port
         for (const [path, type, body] of cases) {
           const over2 = await h2Request(session, { path, headers: { 'content-type': type }, body, length })
-          const over11 = await post11(port, path, type, body, !length)
+          const over11 = await postHttp1(port, path, { 'content-type': type }, [body], !length)
           assert.deepEqual({ status: over2.status, json: over2.json }, over11, `${path} ${type}`)
         }
       })

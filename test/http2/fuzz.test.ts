@@ -10,7 +10,7 @@ import fc from 'fast-check'
 import { entries } from '../hostile/helpers'
 import { describeError, describeRequest, type Result } from '../helpers/server'
 import { fuzzInput, middlewareFor, toWire, type FuzzInput } from '../fuzz/model'
-import { connect, h2Request, listen, type H2Server, type Middleware } from './helpers'
+import { comparableJson, connect, h2Request, listen, postHttp1, type H2Server, type Middleware } from './helpers'
 
 /** Requests per entry: HTTP2_FUZZ_RUNS, or a fast slice for npm test. */
 const runs = Number(process.env.HTTP2_FUZZ_RUNS) || 200
@@ -34,26 +34,9 @@ function handle (req: IncomingMessage, res: ServerResponse): void {
   })
 }
 
-/** Sends the pieces as an HTTP/1.1 chunked body and reads the answer. */
-function postChunked (port: number, path: string, headers: Record<string, string>, pieces: Buffer[]): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers: { ...headers, 'transfer-encoding': 'chunked', connection: 'close' } }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => { text += chunk })
-      res.on('end', () => resolve({ status: res.statusCode as number, json: JSON.parse(text) }))
-    })
-    req.on('error', reject)
-    for (const piece of pieces) req.write(piece)
-    req.end()
-  })
-}
-
 /** `received` of a 413 counts the pieces as they arrived, which the two protocols cut differently. */
 function comparable (result: Result): Result {
-  const json = { ...result.json }
-  if (json.type === 'entity.too.large') delete json.received
-  return { status: result.status, json }
+  return { status: result.status, json: comparableJson(result.json, true) }
 }
 
 /** Whether the answer to this request may depend on how its pieces arrived (see the property). */
@@ -101,7 +84,7 @@ for (const entry of entries) {
         slots.set(path, middlewareFor(entry, 'bodykit', input))
         try {
           const over2 = await h2Request(session, { path, headers, body: wire.chunks.length > 0 ? wire.chunks : [Buffer.alloc(0)] })
-          const over11 = await postChunked((h11.address() as AddressInfo).port, path, headers, wire.chunks)
+          const over11 = await postHttp1((h11.address() as AddressInfo).port, path, headers, wire.chunks, true)
           const same = JSON.stringify(comparable(over2)) === JSON.stringify(comparable(over11))
           if (!same && timingDependent(input, wire.chunks.length)) {
             // A damaged compressed body in pieces: the verdict depends on how the pieces arrived (body-parser's

@@ -3,7 +3,7 @@ import http2, { type ClientHttp2Session, type Http2SecureServer, type Http2Serve
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import http, { type IncomingMessage, type ServerResponse } from 'node:http'
 import { describeError, describeRequest, type Result } from '../helpers/server'
 
 const load = createRequire(__filename)
@@ -134,5 +134,37 @@ export function h2Request (session: ClientHttp2Session, request: H2Request): Pro
     if (request.body === null) return
     for (const piece of pieces.slice(0, -1)) stream.write(piece)
     stream.end(pieces[pieces.length - 1] ?? '')
+  })
+}
+
+/**
+ * What two answers to the same bytes must share: all of it but `received` of a 413, which counts the pieces as
+ * they arrived, and, for a request sent without a length, the length the other side was given (`expected`, `length`).
+ */
+export function comparableJson (json: Result['json'], sentLength: boolean): Result['json'] {
+  const out = { ...json }
+  if (out.type === 'entity.too.large') delete out.received
+  if (!sentLength) {
+    delete out.expected
+    delete out.length
+  }
+  return out
+}
+
+/** Posts over HTTP/1.1 (no keep-alive), the pieces with their Content-Length or chunked, and reads the JSON answer. */
+export function postHttp1 (port: number, path: string, headers: Record<string, string>, pieces: Buffer[], chunked: boolean): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const framing: Record<string, string> = chunked
+      ? { 'transfer-encoding': 'chunked' }
+      : { 'content-length': String(pieces.reduce((sum, piece) => sum + piece.length, 0)) }
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers: { ...headers, ...framing, connection: 'close' } }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => { text += chunk })
+      res.on('end', () => resolve({ status: res.statusCode as number, json: JSON.parse(text) }))
+    })
+    req.on('error', reject)
+    for (const piece of pieces) req.write(piece)
+    req.end()
   })
 }

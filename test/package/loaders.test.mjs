@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
+import { findPackage } from './installed.mjs'
 
 const run = promisify(execFile)
 const root = path.resolve(import.meta.dirname, '../..')
@@ -21,26 +22,19 @@ const EXPECTED = {
   legacy: { json: { status: 200, answer: { body: { hello: 'world', n: [1, 2] } } }, form: { status: 200, answer: { body: { a: '1', b: 'two words' } } }, unread: { status: 200, answer: { body: {} } } }
 }
 
-/** Finds an installed package the way Node does: in node_modules folders from `from` upwards. */
-function findPackage (name, from) {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'node_modules', name)
-    if (existsSync(path.join(candidate, 'package.json'))) return candidate
-    if (dir === path.dirname(dir)) throw new Error('cannot find ' + name + ' from ' + from)
-  }
-}
-
 /**
  * Makes `name` (installed at `source` in this repo) resolvable from a project's node_modules with exactly the
  * versions npm installed here, whether a tool follows symlinks or not: `name` and every package it reaches from the
  * top of this repo's node_modules are linked at the top of the project's; nested ones come with their parent.
  */
 function linkInto (nodeModules, name, source) {
-  const link = path.join(nodeModules, name)
-  if (!existsSync(link)) {
-    mkdirSync(path.dirname(link), { recursive: true })
-    symlinkSync(source, link, 'dir')
+  const link = (as, target) => {
+    const at = path.join(nodeModules, as)
+    if (existsSync(at)) return
+    mkdirSync(path.dirname(at), { recursive: true })
+    symlinkSync(target, at, 'dir')
   }
+  link(name, source)
   const pending = [source]
   const seen = new Set(pending)
   while (pending.length > 0) {
@@ -52,16 +46,12 @@ function linkInto (nodeModules, name, source) {
       if (seen.has(found)) continue
       seen.add(found)
       pending.push(found)
-      const atTop = path.join(rootModules, dependency) === found
-      if (atTop && !existsSync(path.join(nodeModules, dependency))) {
-        mkdirSync(path.dirname(path.join(nodeModules, dependency)), { recursive: true })
-        symlinkSync(found, path.join(nodeModules, dependency), 'dir')
-      }
+      if (path.join(rootModules, dependency) === found) link(dependency, found)
     }
   }
 }
 
-/** The folder of a package that `tool` (a package folder in this repo) depends on, directly or through `via`. */
+/** The folder of the package `tool` (a package folder in this repo) reaches through the chain of dependencies. */
 function dependencyOf (tool, ...chain) {
   let at = tool
   for (const name of chain) at = findPackage(name, at)

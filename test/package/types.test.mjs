@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
+import { findPackage } from './installed.mjs'
 
 const run = promisify(execFile)
 const root = path.resolve(import.meta.dirname, '../..')
@@ -29,15 +30,6 @@ const CONFIGS = [
 
 /** Where each Express major's types come from in this repo's node_modules (v4 under an npm alias). */
 const EXPRESS_TYPES = { 4: '@types/express-4', 5: '@types/express' }
-
-/** Finds an installed package the way Node does: in node_modules folders from `from` upwards. */
-function findPackage (name, from) {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'node_modules', name)
-    if (existsSync(path.join(candidate, 'package.json'))) return candidate
-    if (dir === path.dirname(dir)) throw new Error('cannot find ' + name + ' from ' + from)
-  }
-}
 
 /** Copies a package (as `name`) and its dependencies, flat, into a project's node_modules: no links, no network. */
 function copyPackage (nodeModules, name, source, copied = new Set()) {

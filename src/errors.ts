@@ -172,3 +172,68 @@ export function sizeMismatch (received: number, expected: number): createError.H
     type: 'request.size.invalid'
   }))
 }
+
+/** 400 when a multipart Content-Type has no usable boundary (none, empty, over 70 characters, or given twice). */
+export function invalidBoundary (): createError.HttpError {
+  return mark(createError(400, 'missing or invalid multipart boundary', { type: 'multipart.boundary.invalid' }))
+}
+
+/** 400 when a part's header block is malformed or larger than the parser reads (16 KiB). */
+export function malformedPartHeader (): createError.HttpError {
+  return mark(createError(400, 'malformed part header', { type: 'multipart.header.malformed' }))
+}
+
+/** 400 when a multipart body ends before its closing boundary. */
+export function unexpectedEndOfForm (): createError.HttpError {
+  return mark(createError(400, 'unexpected end of multipart body', { type: 'multipart.unexpected.end' }))
+}
+
+/** 400 when a part has no `name` (or an empty one) in its Content-Disposition. */
+export function missingFieldName (): createError.HttpError {
+  return mark(createError(400, 'part without a field name', { type: 'multipart.field.name.missing' }))
+}
+
+/** 400 when a file arrives where none is accepted: files are off, or its field may not carry files. */
+export function unexpectedFile (field: string): createError.HttpError {
+  return mark(createError(400, 'unexpected file in field "' + field + '"', { field, type: 'multipart.file.unexpected' }))
+}
+
+/** 415 when a part declares a charset that cannot be decoded. */
+export function unsupportedFieldCharset (field: string): createError.HttpError {
+  return mark(createError(415, 'unsupported charset in field "' + field + '"', { charset: '', field, type: 'charset.unsupported' }))
+}
+
+/** 413 when a multipart body holds more parts than `partLimit`. */
+export function tooManyParts (limit: number): createError.HttpError {
+  return mark(createError(413, 'too many parts', { limit, type: 'multipart.parts.too.many' }))
+}
+
+/** 413 when a multipart body holds more fields than `parameterLimit`. */
+export function tooManyFields (limit: number): createError.HttpError {
+  return mark(createError(413, 'too many fields', { limit, type: 'multipart.fields.too.many' }))
+}
+
+/** 413 when a multipart body holds more files than `files.fileLimit`. */
+export function tooManyFiles (limit: number, field: string): createError.HttpError {
+  return mark(createError(413, 'too many files', { field, limit, type: 'multipart.files.too.many' }))
+}
+
+/** 413 when a file is larger than `files.fileSizeLimit`. */
+export function fileTooLarge (limit: number, field: string): createError.HttpError {
+  return mark(createError(413, 'file too large in field "' + field + '"', { field, limit, type: 'multipart.file.too.large' }))
+}
+
+/** 413 when a field's value is larger than `fieldSizeLimit`. */
+export function fieldTooLarge (limit: number, field: string): createError.HttpError {
+  return mark(createError(413, 'field "' + field + '" too large', { field, limit, type: 'multipart.field.too.large' }))
+}
+
+/** 413 when a field name is longer than `fieldNameSizeLimit` (the name is not repeated: it may be huge). */
+export function fieldNameTooLarge (limit: number): createError.HttpError {
+  return mark(createError(413, 'field name too large', { limit, type: 'multipart.field.name.too.large' }))
+}
+
+/** 500 when an upload could not be stored (a full disk, a folder that went away): the server's failure, not the body's. */
+export function storageFailed (cause: unknown): createError.HttpError {
+  return mark(createError(500, 'upload could not be stored', { cause, type: 'multipart.storage.failed' }))
+}

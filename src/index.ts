@@ -48,6 +48,15 @@ namespace bodykit {
    */
   export const urlencoded: Types.BodyParser['urlencoded'] = factories.urlencoded
   /**
+   * Parses `multipart/form-data` bodies: fields into `req.body`; with `files`, files into `req.files`
+   * (memory or disk, with finite limits). Without `files`, a file part gets 400 `multipart.file.unexpected`.
+   * @example
+   * app.post('/avatar', bodykit.multipart({ files: { storage: 'disk', fieldNames: ['avatar'] } }), (req, res) => {
+   *   res.json({ name: req.body.name, saved: req.files[0].path })
+   * })
+   */
+  export const multipart: Types.BodyParser['multipart'] = factories.multipart
+  /**
    * Reads and parses a JSON body as `json(options)` does, without setting `req.body`: resolves with the body
    * (`undefined` when there is none to parse), or with the `schema`'s output (typed as it), and rejects with
    * the error the middleware passes to `next`.
@@ -74,6 +83,14 @@ namespace bodykit {
    * const form = await bodykit.readUrlencoded(req, { extended: true, res })
    */
   export const readUrlencoded: Types.Reader<Record<string, unknown> | undefined, OptionTypes.ReadUrlencodedOptions> = readers.readUrlencoded
+  /**
+   * Reads a multipart form as `multipart(options)` does, without touching `req.body`: resolves with
+   * `{ fields, files }` (`undefined` when there is none to read). With `res`, disk files are removed once the
+   * response has finished; without it, they are the caller's.
+   * @example
+   * const { fields, files } = await bodykit.readMultipart(req, { files: true, res })
+   */
+  export const readMultipart: Types.Reader<OptionTypes.MultipartResult | undefined, OptionTypes.ReadMultipartOptions> = readers.readMultipart
   /**
    * Whether an error passed to an error handler is one bodykit produced (including the zlib errors it
    * passes on), narrowing it to {@link BodyParserError} for `switch (err.type)`.
@@ -102,6 +119,16 @@ namespace bodykit {
   export type TextOptions = OptionTypes.TextOptions
   /** Options of `urlencoded()`. */
   export type UrlencodedOptions = OptionTypes.UrlencodedOptions
+  /** Options of `multipart()`. */
+  export type MultipartOptions = OptionTypes.MultipartOptions
+  /** Where `multipart()` keeps files, and their limits (its `files` option). */
+  export type FilesOptions = OptionTypes.FilesOptions
+  /** A file `multipart()` accepted, as listed on `req.files`. */
+  export type UploadedFile = OptionTypes.UploadedFile
+  /** What `readMultipart()` resolves with. */
+  export type MultipartResult<Fields = Record<string, unknown>> = OptionTypes.MultipartResult<Fields>
+  /** Options of `readMultipart()`. */
+  export type ReadMultipartOptions = OptionTypes.ReadMultipartOptions
   /** An error bodykit passes to `next`, discriminated by `type`. */
   export type BodyParserError = Types.BodyParserError
   /** Every `type` string of bodykit's errors. */
@@ -135,8 +162,8 @@ namespace bodykit {
 export = bodykit
 
 // Lists the export names for Node's ESM loader (cjs-module-lexer), so `import { json } from 'bodykit'` works.
-const { json, raw, text, urlencoded } = factories
-const { readJson, readRaw, readText, readUrlencoded } = readers
+const { json, raw, text, urlencoded, multipart } = factories
+const { readJson, readRaw, readText, readUrlencoded, readMultipart } = readers
 const isBodyParserError = isBodyParserErrorGuard
 // eslint-disable-next-line @typescript-eslint/no-unused-expressions, no-constant-binary-expression
-0 && (module.exports = { json, raw, text, urlencoded, isBodyParserError, readJson, readRaw, readText, readUrlencoded })
+0 && (module.exports = { json, raw, text, urlencoded, multipart, isBodyParserError, readJson, readRaw, readText, readUrlencoded, readMultipart })

@@ -44,7 +44,7 @@ function bodykitLegacy (options?: Types.GenericOptions | null): Types.Middleware
       }
       parseUrlencoded(req, res, (formErr) => {
         if (formErr) next(formErr)
-        else validateBody(schema, legacy, req, next, (req as BodyRequest).body)
+        else validateBody(schema, (req as BodyRequest).body, next, (value) => { legacy.deliverBody(req, next, value) })
       })
     })
   }
@@ -78,6 +78,12 @@ namespace bodykitLegacy {
    */
   export const urlencoded: Types.LegacyBodyParser['urlencoded'] = factories.urlencoded
   /**
+   * Parses `multipart/form-data` bodies: fields into `req.body`; with `files`, files into `req.files`.
+   * @example
+   * app.post('/upload', legacy.multipart({ files: { storage: 'disk' } }), (req, res) => res.json(req.files))
+   */
+  export const multipart: Types.LegacyBodyParser['multipart'] = factories.multipart
+  /**
    * Whether an error passed to an error handler is one bodykit produced (including the zlib errors it
    * passes on), narrowing it to {@link BodyParserError} for `switch (err.type)`.
    * @example
@@ -105,6 +111,12 @@ namespace bodykitLegacy {
   export type TextOptions = OptionTypes.TextOptions
   /** Options of `urlencoded()`. */
   export type UrlencodedOptions = OptionTypes.LegacyUrlencodedOptions
+  /** Options of `multipart()`. */
+  export type MultipartOptions = OptionTypes.MultipartOptions
+  /** Where `multipart()` keeps files, and their limits (its `files` option). */
+  export type FilesOptions = OptionTypes.FilesOptions
+  /** A file `multipart()` accepted, as listed on `req.files`. */
+  export type UploadedFile = OptionTypes.UploadedFile
   /** An error bodykit passes to `next`, discriminated by `type`. */
   export type BodyParserError = Types.BodyParserError
   /** Every `type` string of bodykit's errors. */
@@ -126,7 +138,7 @@ namespace bodykitLegacy {
 export = bodykitLegacy
 
 // Lists the export names for Node's ESM loader (cjs-module-lexer), so `import { json } from 'bodykit/legacy'` works.
-const { json, raw, text, urlencoded } = factories
+const { json, raw, text, urlencoded, multipart } = factories
 const isBodyParserError = isBodyParserErrorGuard
 // eslint-disable-next-line @typescript-eslint/no-unused-expressions, no-constant-binary-expression
-0 && (module.exports = { json, raw, text, urlencoded, isBodyParserError })
+0 && (module.exports = { json, raw, text, urlencoded, multipart, isBodyParserError })

@@ -227,6 +227,111 @@ export interface UrlencodedOptions extends LegacyUrlencodedOptions {
   interpretNumericEntities?: boolean | undefined
 }
 
+/** Where `multipart()` keeps the files it accepts, and how many and how large they may be. */
+export interface FilesOptions {
+  /**
+   * `'memory'`: each file is a Buffer (`buffer`). `'disk'`: each file is written to `directory` as it arrives,
+   * under a random name (`path`), and removed when the response has finished unless the handler moved it.
+   * @default 'memory'
+   */
+  storage?: 'memory' | 'disk' | undefined
+  /**
+   * The folder disk files are written to (it must exist).
+   * @default os.tmpdir()
+   */
+  directory?: string | undefined
+  /**
+   * Maximum size of one file: bytes, or a string for the `bytes` module; more gives 413 `multipart.file.too.large`.
+   * @default '10mb'
+   */
+  fileSizeLimit?: number | string | undefined
+  /**
+   * Maximum number of files; more gives 413 `multipart.files.too.many`.
+   * @default 10
+   */
+  fileLimit?: number | undefined
+  /**
+   * The field names that may carry files; a file in any other field gives 400 `multipart.file.unexpected`.
+   * @default undefined (any field)
+   */
+  fieldNames?: readonly string[] | undefined
+}
+
+/**
+ * Options of `multipart()`. `limit` bounds the whole body (after inflation): `'100kb'` by default while files
+ * are off; with files on, `fileLimit` × `fileSizeLimit` + 1 MiB (101 MiB with the default file limits).
+ * `verify` and `rawBody` are not taken: the body is read as a stream and never held whole.
+ */
+export interface MultipartOptions extends Omit<BaseOptions, 'verify' | 'rawBody'> {
+  /**
+   * true: field names nest as urlencoded's extended mode does (`a[b][]`, qs); false: flat, repeated names become arrays.
+   * @default false
+   */
+  extended?: boolean | undefined
+  /**
+   * Maximum number of fields (file parts aside); more gives 413 `multipart.fields.too.many`.
+   * @default 1000
+   */
+  parameterLimit?: number | undefined
+  /**
+   * Maximum nesting depth of field names in extended mode; deeper gives 400 `querystring.parse.rangeError`.
+   * @default 32
+   */
+  depth?: number | undefined
+  /**
+   * Charset of field values whose part declares none, when the form has no `_charset_` field.
+   * @default 'utf-8'
+   */
+  defaultCharset?: string | undefined
+  /**
+   * Maximum number of parts (fields, files and parts without a name); more gives 413 `multipart.parts.too.many`.
+   * @default 1000
+   */
+  partLimit?: number | undefined
+  /**
+   * Maximum size of one field's value: bytes, or a string for the `bytes` module; more gives 413 `multipart.field.too.large`.
+   * @default '1mb'
+   */
+  fieldSizeLimit?: number | string | undefined
+  /**
+   * Maximum size of a field name in bytes; more gives 413 `multipart.field.name.too.large`.
+   * @default 256
+   */
+  fieldNameSizeLimit?: number | string | undefined
+  /**
+   * Accept files: `true` for the defaults of {@link FilesOptions}, or those options. Off, a file part gives 400
+   * `multipart.file.unexpected` (never dropped silently).
+   * @default false
+   */
+  files?: boolean | FilesOptions | undefined
+}
+
+/** A file `multipart()` accepted: on `req.files`, in the order the parts came. */
+export interface UploadedFile {
+  /** The form field it came in. */
+  fieldName: string
+  /** The client's file name (base name only): data to show, never a path to use. */
+  originalName: string
+  /** The part's Content-Type (`application/octet-stream` when it had none). */
+  mimeType: string
+  /** The part's Content-Transfer-Encoding (`7bit` when it had none), as sent; the bytes are kept as received. */
+  encoding: string
+  /** Its size in bytes. */
+  size: number
+  /** Memory storage: the file's bytes. */
+  buffer?: Buffer | undefined
+  /** Disk storage: the random name the file was written under, in `directory`. */
+  fileName?: string | undefined
+  /** Disk storage: where the file is (`directory` joined with `fileName`). */
+  path?: string | undefined
+}
+
+/** What {@link readMultipart} resolves with: the fields (as `req.body`) and the files (as `req.files`). */
+export interface MultipartResult<Fields = Record<string, unknown>> {
+  fields: Fields
+  files: UploadedFile[]
+}
+
 /** What the promise API takes besides a parser's options. */
 export interface ReadOptions {
   /**
@@ -245,6 +350,8 @@ export type ReadRawOptions = RawOptions & ReadOptions
 export type ReadTextOptions = TextOptions & ReadOptions
 /** Options of {@link readUrlencoded}: those of `urlencoded()` and `res`. */
 export type ReadUrlencodedOptions = UrlencodedOptions & ReadOptions
+/** Options of {@link readMultipart}: those of `multipart()` and `res` (with it, disk files are removed once the response has finished). */
+export type ReadMultipartOptions = MultipartOptions & ReadOptions
 
 /**
  * The request-independent settings every parser shares, validated.

@@ -1,6 +1,6 @@
 // The one pipeline every parser runs: skip checks, type match, charset, inflate, read with limit, verify, decode, parse.
 import type { ServerResponse } from 'http'
-import type { Transform } from 'stream'
+import type { Readable, Transform } from 'stream'
 import type { Debugger } from 'debug'
 import type { HttpError } from 'http-errors'
 import iconv from 'iconv-lite'
@@ -18,6 +18,30 @@ export type NextFunction = (err?: unknown) => void
 
 /** Turns the decoded body (a string, or a Buffer when there is no charset) into `req.body`. */
 export type ParseFunction = (body: string & Buffer, charset: string | null) => unknown
+
+/** What a streaming stage (multipart) hands on: the fields (`req.body`, what `schema` checks) and the files. */
+export interface StageResult {
+  readonly fields: unknown
+  /** null when the parser takes no files. */
+  readonly files: readonly unknown[] | null
+  /** Removes what the stage stored (disk files), when the body is refused after all (`schema`). */
+  readonly release: () => void
+}
+
+/**
+ * A parser that consumes the body as a stream instead of reading it whole: the pipeline does everything up
+ * to the body stream (skip, type, inflate, wire count, limit, read-off, errors, schema) and hands it the stream.
+ */
+export interface BodyStage {
+  /** An error known from the headers alone (e.g. no boundary): the body is refused unread. */
+  check (req: BodyRequest): HttpError | null
+  /**
+   * Reads `source` (the body, inflated); calls `done` once. Returns its abort: stop reading and remove
+   * whatever was stored, then call back (used when the pipeline fails the request first).
+   */
+  start (source: Readable, req: BodyRequest, res: ServerResponse | undefined,
+    done: (err: HttpError | null, result?: StageResult) => void): (callback: () => void) => void
+}
 
 /** Everything a middleware needs per request, fixed when the middleware is created. */
 export interface ReadSettings {
@@ -39,6 +63,8 @@ export interface ReadSettings {
   readonly parse: ParseFunction
   /** The `schema` option's `~standard` object, or null: then the body is handed on unchecked. */
   readonly schema: StandardSchemaV1.Props | null
+  /** A streaming parser's stage (multipart), or null: the body is read whole, then parsed. */
+  readonly stage: BodyStage | null
 }
 
 /** Reads, verifies and parses one request's body, hands it on (`variant.deliverBody`), and calls `next` exactly once. */
@@ -74,7 +100,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   variant.markRead(req)
 
   const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase()
-  const refusal = refuseBeforeReading(settings, contentEncoding, charset)
+  const refusal = refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
   if (refusal !== null) {
     refuse(settings.discard, req, res, next, refusal)
     return
@@ -84,6 +110,10 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     // body-parser learns this only when raw-body builds its decoder, so raw-body's own checks come first.
     const stateError = contentEncoding === 'identity' ? checkBeforeReading(req, settings.limit) : null
     process.nextTick(fail, settings.discard, req, res, next, stateError ?? errors.unsupportedCharset(charset.toLowerCase()))
+    return
+  }
+  if (settings.stage !== null) {
+    readStreaming(settings, settings.stage, req, res, next, contentEncoding)
     return
   }
   if (contentEncoding !== 'identity') {
@@ -186,6 +216,76 @@ function readInflated (settings: ReadSettings, req: BodyRequest, res: ServerResp
   })
 }
 
+/**
+ * A streaming stage reads the body: the request (inflated if needed) is piped into it, the bytes are counted
+ * against `limit` on the wire and after inflation, and the stage's result is handed on once both the stage and
+ * the request have ended. Any failure stops the stage and removes what it stored before it is reported.
+ */
+function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyRequest, res: ServerResponse, next: NextFunction,
+  contentEncoding: string): void {
+  const { limit, debug } = settings
+  const stateError = checkBeforeReading(req, limit)
+  if (stateError !== null) {
+    process.nextTick(fail, settings.discard, req, res, next, stateError)
+    return
+  }
+  if (debug.enabled) debug('read body as a stream')
+  const declared = parseLength(req.headers['content-length'])
+  const inflater = contentEncoding === 'identity' ? null : (settings.variant.decompressors.get(contentEncoding) as () => Transform)()
+  let settled = false
+  let result: StageResult | null = null
+  let inflatedBytes = 0
+  const settle = (err: HttpError | getRawBody.RawBodyError | Error | null): void => {
+    if (settled) return
+    settled = true
+    wire.stop()
+    if (inflater !== null) {
+      inflater.removeListener('data', countInflated)
+      detachInflater(req, inflater)
+    }
+    if (err === null) {
+      deliverStaged(settings, req, next, result as StageResult)
+      return
+    }
+    req.unpipe()
+    abort(() => { fail(settings.discard, req, res, next, err) })
+  }
+  const countInflated = (chunk: Buffer): void => {
+    inflatedBytes += chunk.length
+    if (inflatedBytes > limit) settle(errors.entityTooLarge(limit, inflatedBytes))
+  }
+  const wire = new WireCounter(req, limit, declared, settle, function onWireEnd () {
+    if (result !== null) settle(null)
+  })
+  let source: Readable = req
+  if (inflater !== null) {
+    inflater.on('error', settle)
+    inflater.on('data', countInflated)
+    source = req.pipe(inflater)
+  }
+  const abort = stage.start(source, req, res, function onStaged (err, staged) {
+    if (err !== null) {
+      settle(err)
+      return
+    }
+    result = staged as StageResult
+    if (wire.ended) settle(null)
+  })
+}
+
+/** The stage's fields, checked by the schema, go to `req.body` and its files to `req.files` (`variant.deliverForm`). */
+function deliverStaged (settings: ReadSettings, req: BodyRequest, next: NextFunction, result: StageResult): void {
+  const deliver = (fields: unknown): void => { settings.variant.deliverForm(req, next, fields, result.files) }
+  if (settings.schema === null) {
+    deliver(result.fields)
+    return
+  }
+  validateBody(settings.schema, result.fields, function onRefused (err) {
+    result.release()
+    next(err)
+  }, deliver)
+}
+
 /** Answers with an error known before reading: the body is left untouched for `next`, then discarded within bounds. */
 function refuse (budget: DiscardBudget, req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError): void {
   // compat(v1, v2): body-parser leaves the stream as it was when it reports these, so next() sees it so.
@@ -259,7 +359,7 @@ function finish (settings: ReadSettings, req: BodyRequest, res: ServerResponse, 
     return
   }
   if (settings.schema === null) settings.variant.deliverBody(req, next, parsed)
-  else validateBody(settings.schema, settings.variant, req, next, parsed)
+  else validateBody(settings.schema, parsed, next, (value) => { settings.variant.deliverBody(req, next, value) })
 }
 
 /**
@@ -273,41 +373,40 @@ function passBody (settings: ReadSettings, req: BodyRequest, res: ServerResponse
   }
   const body = settings.variant.currentBody(req)
   if (!unread) {
-    validateBody(settings.schema, settings.variant, req, next, body)
+    validateBody(settings.schema, body, next, (value) => { settings.variant.deliverBody(req, next, value) })
     return
   }
   // An unread body refused by the schema is an error known before reading: answered, then read off within bounds.
-  validateBody(settings.schema, settings.variant, req, function afterCheck (err?: unknown) {
-    if (err) refuse(settings.discard, req, res, next, err as HttpError)
-    else next()
-  }, body)
+  validateBody(settings.schema, body, function afterCheck (err?: unknown) {
+    refuse(settings.discard, req, res, next, err as HttpError)
+  }, function onPassed (value) { settings.variant.deliverBody(req, next, value) })
 }
 
 /**
- * The validation stage: the schema's output is handed on (`variant.deliverBody`), its issues give 400
- * `entity.validation.failed`, and a `validate` that throws, rejects or returns no result gives its error
- * (a 500 by default). A synchronous result is handed on at once; an asynchronous one is handed on outside
- * its promise, so an error thrown further down the chain is an exception, as on every other path, and
- * never an unhandled rejection.
+ * The validation stage: the schema's output goes to `deliver`, its issues give 400 `entity.validation.failed`,
+ * and a `validate` that throws, rejects or returns no result gives its error (a 500 by default), each to
+ * `refuse`. A synchronous result is handed on at once; an asynchronous one is handed on outside its promise,
+ * so an error thrown further down the chain is an exception, as on every other path, and never an unhandled
+ * rejection.
  */
-export function validateBody (schema: StandardSchemaV1.Props, variant: Variant, req: BodyRequest, next: NextFunction, body: unknown): void {
+export function validateBody (schema: StandardSchemaV1.Props, body: unknown, refuse: NextFunction, deliver: (value: unknown) => void): void {
   let outcome: unknown
   let pending: boolean
   try {
     outcome = schema.validate(body)
     pending = isThenable(outcome)
   } catch (err) {
-    next(errors.validationCrashed(err))
+    refuse(errors.validationCrashed(err))
     return
   }
   if (!pending) {
-    settleValidation(variant, req, next, body, outcome)
+    settleValidation(body, outcome, refuse, deliver)
     return
   }
   Promise.resolve(outcome).then(function onValidated (result) {
-    process.nextTick(settleValidation, variant, req, next, body, result)
+    process.nextTick(settleValidation, body, result, refuse, deliver)
   }, function onCrashed (err: unknown) {
-    process.nextTick(next, errors.validationCrashed(err))
+    process.nextTick(refuse, errors.validationCrashed(err))
   })
 }
 
@@ -316,9 +415,9 @@ function isThenable (value: unknown): value is PromiseLike<unknown> {
 }
 
 /** Reads a Standard Schema result: `issues` means refused, otherwise `value` is the output. */
-function settleValidation (variant: Variant, req: BodyRequest, next: NextFunction, body: unknown, result: unknown): void {
+function settleValidation (body: unknown, result: unknown, refuse: NextFunction, deliver: (value: unknown) => void): void {
   if (result === null || typeof result !== 'object') {
-    next(errors.validationCrashed(new TypeError('schema validate returned no result')))
+    refuse(errors.validationCrashed(new TypeError('schema validate returned no result')))
     return
   }
   let issues: unknown
@@ -326,12 +425,12 @@ function settleValidation (variant: Variant, req: BodyRequest, next: NextFunctio
   try {
     ({ issues, value } = result as StandardSchemaV1.SuccessResult<unknown>)
   } catch (err) {
-    next(errors.validationCrashed(err))
+    refuse(errors.validationCrashed(err))
     return
   }
-  if (issues === undefined) variant.deliverBody(req, next, value)
-  else if (Array.isArray(issues)) next(errors.validationFailed(issues as StandardSchemaV1.Issue[], body))
-  else next(errors.validationCrashed(new TypeError('schema validate returned issues that are not an array')))
+  if (issues === undefined) deliver(value)
+  else if (Array.isArray(issues)) refuse(errors.validationFailed(issues as StandardSchemaV1.Issue[], body))
+  else refuse(errors.validationCrashed(new TypeError('schema validate returned issues that are not an array')))
 }
 
 /** iconv-lite's decoding; utf-8 (nearly every request) takes Node's native decoder, which agrees with it. */

@@ -1,10 +1,11 @@
-// The promise API (readJson, readRaw, readText, readUrlencoded): the middlewares' pipeline, for code that is not connect-style.
+// The promise API (readJson, readRaw, readText, readUrlencoded, readMultipart): the middlewares' pipeline, for code that is not connect-style.
 import type { IncomingMessage, ServerResponse } from 'http'
 import { createReadSettings } from './factories'
-import type { AnyOptions, ReadJsonOptions, ReadRawOptions, ReadTextOptions, ReadUrlencodedOptions } from './options'
+import type { AnyOptions, MultipartResult, ReadJsonOptions, ReadMultipartOptions, ReadRawOptions, ReadTextOptions, ReadUrlencodedOptions } from './options'
 import { readBody, type ReadSettings } from './read'
 import type { ParserDefinition } from './parsers/definition'
 import { jsonDefinition } from './parsers/json'
+import { multipartDefinition, type StreamParserDefinition } from './parsers/multipart'
 import { rawDefinition } from './parsers/raw'
 import { textDefinition } from './parsers/text'
 import { urlencodedDefinition } from './parsers/urlencoded'
@@ -20,13 +21,14 @@ const untouched: Variant = {
   prepareBody: () => {},
   // A request with nothing to parse resolves with `undefined`, so that is what a schema checks.
   currentBody: () => undefined,
-  deliverBody: (_req, next, body) => { (next as ReadCallback)(null, body) }
+  deliverBody: (_req, next, body) => { (next as ReadCallback)(null, body) },
+  deliverForm: (_req, next, fields, files) => { (next as ReadCallback)(null, { fields, files: files ?? [] }) }
 }
 
 type UntypedReader = (req: IncomingMessage, options?: AnyOptions) => Promise<unknown>
 
 /** One parser's reader: validated settings are cached per options object, so a shared object is validated once. */
-function createReader (definition: ParserDefinition): UntypedReader {
+function createReader (definition: ParserDefinition | StreamParserDefinition): UntypedReader {
   const cache = new WeakMap<object, ReadSettings>()
   let defaults: ReadSettings | undefined
   function settingsFor (options: AnyOptions): ReadSettings {
@@ -84,3 +86,12 @@ export const readText = createReader(textDefinition) as Reader<string | undefine
  * const form = await readUrlencoded(req, { extended: true })
  */
 export const readUrlencoded = createReader(urlencodedDefinition) as Reader<Record<string, unknown> | undefined, ReadUrlencodedOptions>
+
+/**
+ * Reads a multipart form as `multipart(options)` would: resolves with `{ fields, files }` (`undefined` when there
+ * is nothing to read). With `res`, disk files are removed once the response has finished, as for the middleware;
+ * without it they are the caller's to move or remove.
+ * @example
+ * const { fields, files } = await readMultipart(req, { files: { storage: 'disk' }, res })
+ */
+export const readMultipart = createReader(multipartDefinition) as Reader<MultipartResult | undefined, ReadMultipartOptions>

@@ -1,7 +1,7 @@
 // Public types of both entries besides the options: the middleware, the module shapes and the errors.
 // Its declarations are published: it may import only `node:*` types and ./options, and declares types only.
 import type { IncomingMessage, ServerResponse } from 'http'
-import type { BaseOptions, JsonOptions, LegacyUrlencodedOptions, StandardSchemaV1, TextOptions, UrlencodedOptions } from './options'
+import type { BaseOptions, JsonOptions, LegacyUrlencodedOptions, MultipartOptions, StandardSchemaV1, TextOptions, UrlencodedOptions } from './options'
 
 /**
  * A connect/Express middleware (connect's `NextHandleFunction`): after it ran, `req.body` holds the parsed
@@ -67,6 +67,8 @@ export interface BodyParser {
   text<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<TextOptions, S> | null): MiddlewareFor<S>
   /** Parses `application/x-www-form-urlencoded` bodies (by default) into an object on `req.body`. */
   urlencoded<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<UrlencodedOptions, S> | null): MiddlewareFor<S>
+  /** Parses `multipart/form-data` bodies: fields into `req.body`, files (when `files` is on) into `req.files`. */
+  multipart<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<MultipartOptions, S> | null): MiddlewareFor<S>
 }
 
 /** `bodykit/legacy`'s module: body-parser 1.x's four factories and its deprecated generic. */
@@ -85,6 +87,8 @@ export interface LegacyBodyParser {
   text<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<TextOptions, S> | null): MiddlewareFor<S>
   /** Parses form bodies into `req.body`, as body-parser 1.x (`extended` defaults to true, deprecated). */
   urlencoded<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<LegacyUrlencodedOptions, S> | null): MiddlewareFor<S>
+  /** Parses `multipart/form-data` bodies: fields into `req.body`, files (when `files` is on) into `req.files`. */
+  multipart<S extends StandardSchemaV1 | undefined = undefined> (options?: WithSchema<MultipartOptions, S> | null): MiddlewareFor<S>
 }
 
 /** Every `type` string of the errors bodykit passes to `next` (README, section Errors). */
@@ -95,6 +99,18 @@ export type BodyParserErrorType =
   | 'entity.too.large'
   | 'entity.validation.failed'
   | 'entity.verify.failed'
+  | 'multipart.boundary.invalid'
+  | 'multipart.field.name.missing'
+  | 'multipart.field.name.too.large'
+  | 'multipart.field.too.large'
+  | 'multipart.fields.too.many'
+  | 'multipart.file.too.large'
+  | 'multipart.file.unexpected'
+  | 'multipart.files.too.many'
+  | 'multipart.header.malformed'
+  | 'multipart.parts.too.many'
+  | 'multipart.storage.failed'
+  | 'multipart.unexpected.end'
   | 'parameters.too.many'
   | 'querystring.parse.rangeError'
   | 'request.aborted'
@@ -114,8 +130,8 @@ export interface BodyParserErrorBase extends Error {
 
 /** The properties each error `type` adds to those of {@link BodyParserErrorBase}. */
 export interface BodyParserErrorProperties {
-  /** 415: the charset, lower-case. */
-  'charset.unsupported': { charset: string }
+  /** 415: the charset, lower-case (for a multipart part's own charset: `''`, and the `field`). */
+  'charset.unsupported': { charset: string, field?: string }
   /** 415: the Content-Encoding. */
   'encoding.unsupported': { encoding: string }
   /** 400: the decoded body the parser rejected. */
@@ -126,6 +142,30 @@ export interface BodyParserErrorProperties {
   'entity.validation.failed': { body: unknown, issues: ReadonlyArray<StandardSchemaV1.Issue> }
   /** 403: the raw body `verify` rejected. */
   'entity.verify.failed': { body: Buffer }
+  /** 400: no extra property. */
+  'multipart.boundary.invalid': Record<never, never>
+  /** 400: no extra property. */
+  'multipart.field.name.missing': Record<never, never>
+  /** 413: `fieldNameSizeLimit`. */
+  'multipart.field.name.too.large': { limit: number }
+  /** 413: the field, and `fieldSizeLimit`. */
+  'multipart.field.too.large': { field: string, limit: number }
+  /** 413: `parameterLimit`. */
+  'multipart.fields.too.many': { limit: number }
+  /** 413: the field, and `files.fileSizeLimit`. */
+  'multipart.file.too.large': { field: string, limit: number }
+  /** 400: the field the file came in. */
+  'multipart.file.unexpected': { field: string }
+  /** 413: the field of the file past the limit, and `files.fileLimit`. */
+  'multipart.files.too.many': { field: string, limit: number }
+  /** 400: no extra property. */
+  'multipart.header.malformed': Record<never, never>
+  /** 413: `partLimit`. */
+  'multipart.parts.too.many': { limit: number }
+  /** 500: the storage's own error as `cause`. */
+  'multipart.storage.failed': { cause: unknown }
+  /** 400: no extra property. */
+  'multipart.unexpected.end': Record<never, never>
   /** 413: the decoded form. */
   'parameters.too.many': { body: string }
   /** 400: the decoded form. */

@@ -12,10 +12,11 @@ export interface BodyRequest extends IncomingMessage {
   body?: unknown
   _body?: boolean
   rawBody?: Buffer
+  files?: readonly unknown[]
 }
 
-/** The four parser kinds. */
-export type ParserName = 'json' | 'raw' | 'text' | 'urlencoded'
+/** The parser kinds. */
+export type ParserName = 'json' | 'raw' | 'text' | 'urlencoded' | 'multipart'
 
 /** Everything that differs between the two behaviours. */
 export interface Variant {
@@ -29,6 +30,8 @@ export interface Variant {
   readonly currentBody: (req: BodyRequest) => unknown
   /** Hands the parsed body on and calls `next`: the middlewares set `req.body`. */
   readonly deliverBody: (req: BodyRequest, next: (err?: unknown) => void, body: unknown) => void
+  /** Hands a multipart form on and calls `next`: the middlewares set `req.body` to the fields and `req.files`. */
+  readonly deliverForm: (req: BodyRequest, next: (err?: unknown) => void, fields: unknown, files: readonly unknown[] | null) => void
   /** How the Content-Type header is read for matching and for its charset. */
   readonly readContentType: ContentTypeReader
   /** Content-Encodings that can be inflated, and how. */
@@ -92,6 +95,14 @@ function setBody (req: BodyRequest, next: (err?: unknown) => void, body: unknown
   next()
 }
 
+/** The middlewares' delivery of a multipart form: fields on `req.body`, files (when accepted) on `req.files`. */
+function setForm (req: BodyRequest, next: (err?: unknown) => void, fields: unknown, files: readonly unknown[] | null): void {
+  req.body = fields
+  // Only where files were asked for: `req.files` stays another library's otherwise.
+  if (files !== null) req.files = files
+  next()
+}
+
 /** body-parser 2.x behaviour: `require('bodykit')`. */
 export const modern: Variant = {
   // compat(v2): a finished request is skipped silently and `req.body` is left as it was.
@@ -100,6 +111,7 @@ export const modern: Variant = {
   markRead: () => {},
   currentBody: (req) => req.body,
   deliverBody: setBody,
+  deliverForm: setForm,
   readContentType: readContentTypeLeniently,
   decompressors: new Map([
     ...inflaters,
@@ -130,6 +142,7 @@ export const legacy: Variant = {
   markRead: (req) => { req._body = true },
   currentBody: (req) => req.body,
   deliverBody: setBody,
+  deliverForm: setForm,
   readContentType: readContentTypeStrictly,
   decompressors: new Map(inflaters),
   inflatersAtOnce: new Map([['deflate', atOnce.deflate], ['gzip', atOnce.gzip]]),

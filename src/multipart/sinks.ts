@@ -1,0 +1,101 @@
+// Where accepted files go: memory (a Buffer) or disk (written as they arrive); each stored file knows how to remove itself.
+import { randomBytes } from 'crypto'
+import fs from 'fs'
+import path from 'path'
+import type { Readable } from 'stream'
+import type { UploadedFile } from '../options'
+
+/** What the part reader knows of a file when it starts. */
+export interface FileInfo {
+  readonly fieldName: string
+  readonly originalName: string
+  readonly mimeType: string
+  readonly encoding: string
+}
+
+/** One file being stored, then stored. */
+export interface StoredFile {
+  /** Stops storing it and removes what was stored (closing the descriptor first); calls back once done, never with an error. */
+  remove (callback: () => void): void
+}
+
+/** Called once: the file as `req.files` lists it, or the storage's error. */
+export type StoreCallback = (err: Error | null, file?: UploadedFile) => void
+
+/** Keeps the file's bytes in memory; bounded by the file size limit the part reader enforces. */
+export function storeInMemory (stream: Readable, info: FileInfo, done: StoreCallback): StoredFile {
+  let chunks: Buffer[] = []
+  let size = 0
+  stream.on('data', (chunk: Buffer) => {
+    chunks.push(chunk)
+    size += chunk.length
+  })
+  stream.on('end', () => {
+    done(null, { ...info, size, buffer: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) })
+    chunks = []
+  })
+  return {
+    remove (callback) {
+      chunks = []
+      stream.removeAllListeners('data')
+      stream.removeAllListeners('end')
+      process.nextTick(callback)
+    }
+  }
+}
+
+/**
+ * Writes the file to `directory` as it arrives, under a random name (128 bits from the CSPRNG: never derived
+ * from the client's name, so no path, extension or guessable name comes from the request).
+ */
+export function storeOnDisk (directory: string, stream: Readable, info: FileInfo, done: StoreCallback): StoredFile {
+  const fileName = randomBytes(16).toString('hex')
+  const filePath = path.join(directory, fileName)
+  // 'wx': never opens a file that already exists; 0o600: only the server's user reads uploads.
+  const writer = fs.createWriteStream(filePath, { flags: 'wx', mode: 0o600 })
+  let size = 0
+  let removing = false
+  let closed = false
+  const whenClosed: Array<() => void> = []
+  stream.on('data', (chunk: Buffer) => { size += chunk.length })
+  writer.on('error', (err) => {
+    if (!removing) done(err)
+  })
+  writer.on('close', () => {
+    closed = true
+    for (const callback of whenClosed.splice(0)) callback()
+  })
+  writer.on('finish', () => {
+    // 'close' follows: the descriptor is released before the file is handed on.
+    writer.once('close', () => {
+      if (!removing) done(null, { ...info, size, fileName, path: filePath })
+    })
+  })
+  stream.pipe(writer)
+  return {
+    remove (callback) {
+      removing = true
+      stream.unpipe(writer)
+      // Security (multer CVE-2026-77037): unlinking an open file keeps its blocks; close the descriptor, then unlink.
+      const unlink = (): void => { fs.unlink(filePath, () => { callback() }) }
+      if (closed) unlink()
+      else {
+        whenClosed.push(unlink)
+        writer.destroy()
+      }
+    }
+  }
+}
+
+/** Removes stored files one after another (iteratively: 20,000 files cannot overflow the stack), then calls back. */
+export function removeAll (files: StoredFile[], callback: () => void): void {
+  let pending = files.length
+  if (pending === 0) {
+    process.nextTick(callback)
+    return
+  }
+  const onRemoved = (): void => {
+    if (--pending === 0) callback()
+  }
+  for (const file of files) file.remove(onRemoved)
+}

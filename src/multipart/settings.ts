@@ -105,7 +105,7 @@ function readSize (given: Record<string, unknown>, name: string, fallback: numbe
 /** Whether busboy can decode field values with this charset: it decodes with TextDecoder (or natively, for utf-8 and latin1). */
 function isDecodable (charset: string): boolean {
   try {
-    new TextDecoder(charset) // eslint-disable-line no-new
+    new TextDecoder(charset)
     return true
   } catch {
     return false

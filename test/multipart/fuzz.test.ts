@@ -1,0 +1,127 @@
+// Generated multipart bodies, valid and damaged, in up to 12 pieces: bodykit's multipart() against busboy's reading of the same bytes.
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import { after, before, describe, it } from 'node:test'
+import fc from 'fast-check'
+import bodykit from '../../src/index'
+import legacy from '../../src/legacy'
+import { endRequest, fakeRequest, fakeResponse, listenerCounts, sleep, tick } from '../hostile/helpers'
+import { allowedErrors, limitsFor, multipartInput, readWithBusboy, toBody, toPieces, type Reading } from './model'
+
+/** `npm test` runs this many per entry; `npm run fuzz` sets MULTIPART_FUZZ_RUNS (at least 100,000). */
+const RUNS = Number(process.env.MULTIPART_FUZZ_RUNS ?? 1500)
+
+const uncaught: unknown[] = []
+const record = (err: unknown): void => { uncaught.push(err) }
+before(() => { process.on('uncaughtException', record); process.on('unhandledRejection', record) })
+after(() => { process.off('uncaughtException', record); process.off('unhandledRejection', record) })
+
+const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'bodykit-fuzz-'))
+after(() => { fs.rmSync(directory, { recursive: true, force: true }) })
+const baseline = listenerCounts(fakeRequest({}))
+
+interface Outcome {
+  calls: number
+  err?: { status?: number, type?: string }
+  body?: unknown
+  files?: Array<{ fieldName: string, originalName: string, mimeType: string, size: number, buffer?: Buffer, path?: string }>
+}
+
+/** `req.body` as busboy's fields give it in flat mode: repeated names become arrays, in order. */
+function flatFields (reading: Reading): Record<string, unknown> {
+  const fields: Record<string, unknown> = {}
+  for (const event of reading.events) {
+    if (event.kind !== 'field' || event.name === undefined) continue
+    const existing = fields[event.name]
+    if (existing === undefined) fields[event.name] = event.value
+    else if (Array.isArray(existing)) existing.push(event.value)
+    else fields[event.name] = [existing, event.value]
+  }
+  return fields
+}
+
+const stats = new Map<string, number>()
+const count = (key: string): void => { stats.set(key, (stats.get(key) ?? 0) + 1) }
+
+for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const) {
+  describe(`multipart fuzz (${name} entry) against busboy`, () => {
+    it('the same fields and files, or an error the bytes call for; next once; no file, listener or uncaught error left', async () => {
+      await fc.assert(fc.asyncProperty(multipartInput, async (input) => {
+        const body = toBody(input)
+        const contentType = 'multipart/form-data; boundary="' + input.boundary + '"'
+        const probe = await readWithBusboy(body, contentType, 10 * 1024 * 1024)
+        const limits = limitsFor(input, body, probe)
+        const reading = await readWithBusboy(body, contentType, limits.fieldSizeLimit)
+        const nameOk = (fieldName: string): boolean => Buffer.byteLength(fieldName) <= limits.fieldNameSizeLimit
+        const allowed = allowedErrors(reading, limits, body.length, nameOk)
+        const matches = body.toString('latin1').split('\r\n--' + input.boundary).length - 1 + (body.toString('latin1').startsWith('--' + input.boundary) ? 1 : 0)
+        if (Math.max(input.parts.length, matches - 1) > limits.partLimit) allowed.add('multipart.parts.too.many')
+
+        const middleware = entry.multipart({
+          limit: limits.limit,
+          partLimit: limits.partLimit,
+          parameterLimit: limits.parameterLimit,
+          fieldSizeLimit: limits.fieldSizeLimit,
+          fieldNameSizeLimit: limits.fieldNameSizeLimit,
+          files: limits.files === null ? false : { ...limits.files, directory }
+        })
+        const wire = input.gzip ? zlib.gzipSync(body) : body
+        if (wire.length > limits.limit) allowed.add('entity.too.large')
+        const req = fakeRequest({
+          'content-type': contentType,
+          'content-length': String(wire.length),
+          ...(input.gzip ? { 'content-encoding': 'gzip' } : {})
+        })
+        const outcome: Outcome = { calls: 0 }
+        middleware(req, fakeResponse(req), (err?: unknown) => {
+          outcome.calls++
+          outcome.err = err as Outcome['err']
+          outcome.body = (req as { body?: unknown }).body
+          outcome.files = (req as { files?: Outcome['files'] }).files
+        })
+        for (const piece of toPieces(input, wire)) {
+          req.push(piece)
+          if (piece.length % 3 === 0) await tick()
+        }
+        endRequest(req)
+        const started = Date.now()
+        while (outcome.calls === 0 && Date.now() - started < 5000) await (Date.now() - started < 5 ? tick() : sleep(1))
+        for (let i = 0; i < 3; i++) await tick()
+
+        assert.equal(outcome.calls, 1, 'next called once')
+        if (allowed.size === 0) {
+          assert.equal(outcome.err, undefined, 'accepted by busboy within every limit: ' + JSON.stringify(outcome.err))
+          assert.deepEqual(JSON.parse(JSON.stringify(outcome.body)), flatFields(reading))
+          const expectedFiles = reading.events.filter((event) => event.kind === 'file')
+          const files = outcome.files ?? []
+          assert.equal(files.length, limits.files === null ? 0 : expectedFiles.length)
+          for (let i = 0; i < files.length; i++) {
+            const file = files[i]
+            const expected = expectedFiles[i]
+            assert.equal(file.fieldName, expected.name)
+            assert.equal(file.originalName, expected.filename ?? '')
+            assert.equal(file.mimeType, expected.mimeType)
+            const bytes = file.buffer ?? fs.readFileSync(file.path as string)
+            assert.ok(bytes.equals(expected.kind === 'file' ? expected.data : Buffer.alloc(0)), 'file bytes')
+            assert.equal(file.size, bytes.length)
+            if (file.path !== undefined) fs.unlinkSync(file.path)
+          }
+          count('accepted')
+        } else {
+          assert.ok(outcome.err !== undefined, 'refused: one of ' + [...allowed].join(', '))
+          assert.ok(allowed.has(outcome.err.type as string), `error ${String(outcome.err.type)} not among ${[...allowed].join(', ')}`)
+          assert.ok((outcome.err.status as number) >= 400 && (outcome.err.status as number) < 500)
+          count(outcome.err.type as string)
+        }
+        assert.deepEqual(fs.readdirSync(directory), [], 'no file left in the upload directory')
+        assert.deepEqual(listenerCounts(req), baseline, 'listener left on the request')
+        assert.deepEqual(uncaught, [], 'uncaught exception or unhandled rejection')
+      }), { numRuns: RUNS })
+      console.log(`multipart fuzz (${name}): ${[...stats].map(([key, value]) => key + ' ' + value).join(', ')}`)
+      stats.clear()
+    })
+  })
+}

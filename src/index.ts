@@ -90,7 +90,7 @@ namespace bodykit {
    * @example
    * const { fields, files } = await bodykit.readMultipart(req, { files: true, res })
    */
-  export const readMultipart: Types.Reader<OptionTypes.MultipartResult | undefined, OptionTypes.ReadMultipartOptions> = readers.readMultipart
+  export const readMultipart: Types.Reader<Types.MultipartResult | undefined, OptionTypes.ReadMultipartOptions> = readers.readMultipart
   /**
    * Whether an error passed to an error handler is one bodykit produced (including the zlib errors it
    * passes on), narrowing it to {@link BodyParserError} for `switch (err.type)`.
@@ -124,9 +124,11 @@ namespace bodykit {
   /** Where `multipart()` keeps files, and their limits (its `files` option). */
   export type FilesOptions = OptionTypes.FilesOptions
   /** A file `multipart()` accepted, as listed on `req.files`. */
-  export type UploadedFile = OptionTypes.UploadedFile
+  export type UploadedFile = Types.UploadedFile
+  /** A request after `multipart({ files })`, e.g. `MultipartRequest<express.Request>`: `req.files` is typed. */
+  export type MultipartRequest<T extends IncomingMessage = IncomingMessage> = Types.MultipartRequest<T>
   /** What `readMultipart()` resolves with. */
-  export type MultipartResult<Fields = Record<string, unknown>> = OptionTypes.MultipartResult<Fields>
+  export type MultipartResult<Fields = Record<string, unknown>> = Types.MultipartResult<Fields>
   /** Options of `readMultipart()`. */
   export type ReadMultipartOptions = OptionTypes.ReadMultipartOptions
   /** An error bodykit passes to `next`, discriminated by `type`. */

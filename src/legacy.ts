@@ -116,7 +116,9 @@ namespace bodykitLegacy {
   /** Where `multipart()` keeps files, and their limits (its `files` option). */
   export type FilesOptions = OptionTypes.FilesOptions
   /** A file `multipart()` accepted, as listed on `req.files`. */
-  export type UploadedFile = OptionTypes.UploadedFile
+  export type UploadedFile = Types.UploadedFile
+  /** A request after `multipart({ files })`, e.g. `MultipartRequest<express.Request>`: `req.files` is typed. */
+  export type MultipartRequest<T extends IncomingMessage = IncomingMessage> = Types.MultipartRequest<T>
   /** An error bodykit passes to `next`, discriminated by `type`. */
   export type BodyParserError = Types.BodyParserError
   /** Every `type` string of bodykit's errors. */

@@ -306,32 +306,6 @@ export interface MultipartOptions extends Omit<BaseOptions, 'verify' | 'rawBody'
   files?: boolean | FilesOptions | undefined
 }
 
-/** A file `multipart()` accepted: on `req.files`, in the order the parts came. */
-export interface UploadedFile {
-  /** The form field it came in. */
-  fieldName: string
-  /** The client's file name (base name only): data to show, never a path to use. */
-  originalName: string
-  /** The part's Content-Type (`application/octet-stream` when it had none). */
-  mimeType: string
-  /** The part's Content-Transfer-Encoding (`7bit` when it had none), as sent; the bytes are kept as received. */
-  encoding: string
-  /** Its size in bytes. */
-  size: number
-  /** Memory storage: the file's bytes. */
-  buffer?: Buffer | undefined
-  /** Disk storage: the random name the file was written under, in `directory`. */
-  fileName?: string | undefined
-  /** Disk storage: where the file is (`directory` joined with `fileName`). */
-  path?: string | undefined
-}
-
-/** What {@link readMultipart} resolves with: the fields (as `req.body`) and the files (as `req.files`). */
-export interface MultipartResult<Fields = Record<string, unknown>> {
-  fields: Fields
-  files: UploadedFile[]
-}
-
 /** What the promise API takes besides a parser's options. */
 export interface ReadOptions {
   /**

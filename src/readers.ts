@@ -1,7 +1,7 @@
 // The promise API (readJson, readRaw, readText, readUrlencoded, readMultipart): the middlewares' pipeline, for code that is not connect-style.
 import type { IncomingMessage, ServerResponse } from 'http'
 import { createReadSettings } from './factories'
-import type { AnyOptions, MultipartResult, ReadJsonOptions, ReadMultipartOptions, ReadRawOptions, ReadTextOptions, ReadUrlencodedOptions } from './options'
+import type { AnyOptions, ReadJsonOptions, ReadMultipartOptions, ReadRawOptions, ReadTextOptions, ReadUrlencodedOptions } from './options'
 import { readBody, type ReadSettings } from './read'
 import type { ParserDefinition } from './parsers/definition'
 import { jsonDefinition } from './parsers/json'
@@ -9,7 +9,7 @@ import { multipartDefinition, type StreamParserDefinition } from './parsers/mult
 import { rawDefinition } from './parsers/raw'
 import { textDefinition } from './parsers/text'
 import { urlencodedDefinition } from './parsers/urlencoded'
-import type { Reader } from './types'
+import type { MultipartResult, Reader } from './types'
 import { modern, type Variant } from './variants'
 
 /** The callback a reader passes to the pipeline as `next`: an error, or the parsed body (none when skipped). */

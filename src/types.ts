@@ -199,3 +199,35 @@ export type BodyParserErrorOf<T extends BodyParserErrorType> = BodyParserErrorBa
  * {@link BodyParserStreamError}).
  */
 export type BodyParserError = { [T in BodyParserErrorType]: BodyParserErrorOf<T> }[BodyParserErrorType] | BodyParserStreamError
+
+/** A file `multipart()` accepted: on `req.files`, in the order the parts came. */
+export interface UploadedFile {
+  /** The form field it came in. */
+  fieldName: string
+  /** The client's file name (base name only): data to show, never a path to use. */
+  originalName: string
+  /** The part's Content-Type (`application/octet-stream` when it had none). */
+  mimeType: string
+  /** The part's Content-Transfer-Encoding (`7bit` when it had none), as sent; the bytes are kept as received. */
+  encoding: string
+  /** Its size in bytes. */
+  size: number
+  /** Memory storage: the file's bytes. */
+  buffer?: Buffer | undefined
+  /** Disk storage: the random name the file was written under, in `directory`. */
+  fileName?: string | undefined
+  /** Disk storage: where the file is (`directory` joined with `fileName`). */
+  path?: string | undefined
+}
+
+/** What {@link readMultipart} resolves with: the fields (as `req.body`) and the files (as `req.files`). */
+export interface MultipartResult<Fields = Record<string, unknown>> {
+  fields: Fields
+  files: UploadedFile[]
+}
+
+/**
+ * A request after `multipart({ files })`: `files` lists the accepted files. Wraps any request type, e.g.
+ * `MultipartRequest<express.Request>`; no global type changes (so it does not clash with @types/multer's).
+ */
+export type MultipartRequest<T extends IncomingMessage = IncomingMessage> = T & { files?: UploadedFile[] | undefined }

@@ -12,7 +12,6 @@ export interface BodyRequest extends IncomingMessage {
   body?: unknown
   _body?: boolean
   rawBody?: Buffer
-  files?: readonly unknown[]
 }
 
 /** The parser kinds. */
@@ -99,7 +98,7 @@ function setBody (req: BodyRequest, next: (err?: unknown) => void, body: unknown
 function setForm (req: BodyRequest, next: (err?: unknown) => void, fields: unknown, files: readonly unknown[] | null): void {
   req.body = fields
   // Only where files were asked for: `req.files` stays another library's otherwise.
-  if (files !== null) req.files = files
+  if (files !== null) (req as { files?: unknown }).files = files
   next()
 }
 

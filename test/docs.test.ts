@@ -51,14 +51,15 @@ const JS = new Set(['js', 'javascript', 'cjs', 'mjs'])
 const TS = new Set(['ts', 'typescript', 'mts', 'cts'])
 
 // Names the examples use without defining, as a reader's app would have them. JavaScript examples also see
-// `req.rawBody` on every request, as a JavaScript app does; TypeScript ones must type it (RawBodyRequest).
+// `req.rawBody` and `req.files` on every request, as a JavaScript app does; TypeScript ones must type them
+// (RawBodyRequest, MultipartRequest).
 const PRELUDE = `
 declare const app: import('express').Express
 declare function handleEvent (event: unknown): void
 declare function createOrder (order: unknown): string
 `
 const JS_PRELUDE = PRELUDE + `
-declare module 'http' { interface IncomingMessage { rawBody?: Buffer } }
+declare module 'http' { interface IncomingMessage { rawBody?: Buffer, files?: import('bodykit').UploadedFile[] } }
 `
 
 const BASE_OPTIONS: ts.CompilerOptions = {

@@ -67,6 +67,8 @@ const SECTION_OF: Record<string, string> = {
   LegacyUrlencodedOptions: '### bodykit.urlencoded(',
   UrlencodedOptions: '### bodykit.urlencoded(',
   ReadOptions: '### Promise API',
+  MultipartOptions: '### bodykit.multipart(',
+  FilesOptions: '### bodykit.multipart(',
   // The type of the common option `schema` (its one property, `~standard`, is the schema library's).
   StandardSchemaV1: '### Common options'
 }
@@ -123,9 +125,9 @@ describe('README', () => {
     section('## Time per request', docs('performance.md'))
   })
 
-  it('stays short: at most about 350 lines, and links every page of docs/ from its table of contents', () => {
+  it('stays short: at most about 400 lines (five parsers), and links every page of docs/ from its table of contents', () => {
     const lines = readme.split('\n').length
-    assert.ok(lines <= 360, 'README.md has ' + lines + ' lines')
+    assert.ok(lines <= 400, 'README.md has ' + lines + ' lines')
     const contents = section('## Documentation')
     for (const page of readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md'))) {
       assert.ok(contents.includes('](docs/' + page + ')'), 'docs/' + page + ' is not in README\'s table of contents')

@@ -3,7 +3,7 @@ import { randomBytes } from 'crypto'
 import fs from 'fs'
 import path from 'path'
 import type { Readable } from 'stream'
-import type { UploadedFile } from '../options'
+import type { UploadedFile } from '../types'
 
 /** What the part reader knows of a file when it starts. */
 export interface FileInfo {

@@ -249,7 +249,21 @@ export function allowedErrors (reading: Reading, limits: Limits, bodyLength: num
   return allowed
 }
 
-/** Counts the parts busboy saw boundaries for, including those without a Content-Disposition (bare). */
-export function countParts (input: MultipartInput): number {
-  return input.parts.length
+/**
+ * The parts busboy counts against its part limit: one per delimiter (`CRLF--boundary`, the body read as if it
+ * began with CRLF) after the first, up to the closing one, whatever the part holds (bare parts included).
+ * `pastTheEnd`: also the delimiters after the closing one, which busboy still counts when they arrive in the
+ * same piece as it (it stops reading only at the next piece).
+ */
+export function countParts (body: Buffer, boundary: string, pastTheEnd = false): number {
+  const text = '\r\n' + body.toString('latin1')
+  const needle = '\r\n--' + boundary
+  let delimiters = 0
+  let at = text.indexOf(needle)
+  while (at !== -1) {
+    delimiters++
+    if (!pastTheEnd && text.startsWith('--', at + needle.length)) break
+    at = text.indexOf(needle, at + needle.length)
+  }
+  return Math.max(0, delimiters - 1)
 }

@@ -143,8 +143,18 @@ function readParts (settings: MultipartSettings, assembleFields: FieldAssembler,
       : storeInMemory(stream, fileInfo, onStored))
   })
 
+  let empty = true
+  source.once('data', () => { empty = false })
   parser.on('partsLimit', () => { finish(errors.tooManyParts(settings.partLimit)) })
-  parser.on('error', (err: Error) => { finish(describeParserError(err)) })
+  parser.on('error', (err: Error) => {
+    // An empty body is an empty form (as an empty urlencoded body is `{}`), not a form cut short.
+    if (empty && err.message === 'Unexpected end of form') {
+      formEnded = true
+      maybeFinish()
+      return
+    }
+    finish(describeParserError(err))
+  })
   parser.on('close', () => {
     formEnded = true
     maybeFinish()

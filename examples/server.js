@@ -79,6 +79,12 @@ function createPlayground (bodyParser = require('bodykit'), options = {}) {
     : http.createServer(handleRequest)
 }
 
+/** What the page shows of uploaded files (multipart): their names, types and sizes, not their bytes. */
+function describeFiles (files) {
+  if (!Array.isArray(files)) return {}
+  return { files: files.map(({ fieldName, originalName, mimeType, size }) => ({ fieldName, originalName, mimeType, size })) }
+}
+
 /** The playground's request handler; the same function serves HTTP/1.1 and HTTP/2 requests. */
 function createHandler (bodyParser) {
   // POST / : tried in order; the first whose `type` matches the Content-Type reads the body, and the others
@@ -96,7 +102,9 @@ function createHandler (bodyParser) {
       bodyParser.urlencoded({ extended: true, limit: '1kb' }),
       bodyParser.text({ limit: '1kb' }),
       bodyParser.raw({ type: () => true, limit: '1kb' })
-    ]
+    ],
+    // body-parser (which the client tests run this page against too) has no multipart parser.
+    ...(bodyParser.multipart ? { '/try/multipart': [bodyParser.multipart({ files: { fileSizeLimit: '100kb', fileLimit: 1 } })] } : {})
   }
   const page = fs.readFileSync(PAGE)
   // What the last /try/ request gave (a beacon's sender never sees its answer).
@@ -126,7 +134,7 @@ function createHandler (bodyParser) {
     if (req.method === 'POST' && Object.hasOwn(routes, url)) {
       // The playground's answers carry their status too: a form's result is read from the page it loads.
       runParsers(routes[url], req, res, function respond (err) {
-        last = err ? describeError(err) : { status: 200, type: null, body: toJson(req.body) }
+        last = err ? describeError(err) : { status: 200, type: null, body: toJson(req.body), ...describeFiles(req.files) }
         sendJson(res, last.status, last)
       })
       return

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { describe, it } from 'node:test'
-import bodykit, { isBodyParserError, json, raw, text, urlencoded, readJson, readRaw, readText, readUrlencoded } from 'bodykit'
+import bodykit, { isBodyParserError, json, raw, text, urlencoded, multipart, readJson, readRaw, readText, readUrlencoded, readMultipart } from 'bodykit'
 import legacy, * as legacyNamespace from 'bodykit/legacy'
 import { isBodyParserError as isLegacyError } from 'bodykit/legacy'
 
@@ -41,6 +41,17 @@ describe('import from \'bodykit\'', () => {
   it('gives readJson, readRaw, readText and readUrlencoded as named exports, the same functions as on the default', () => {
     assert.deepEqual([readJson, readRaw, readText, readUrlencoded], [bodykit.readJson, bodykit.readRaw, bodykit.readText, bodykit.readUrlencoded])
     assert.deepEqual([readJson, readRaw, readText, readUrlencoded].map((reader) => typeof reader), ['function', 'function', 'function', 'function'])
+  })
+
+  it('gives multipart and readMultipart as named exports, and parses a FormData body', async () => {
+    assert.deepEqual([multipart, readMultipart], [bodykit.multipart, bodykit.readMultipart])
+    assert.equal(multipart().name, 'multipartParser')
+    const form = new FormData()
+    form.append('a', '1')
+    const request = new Request('http://localhost/', { method: 'POST', body: form })
+    const body = await request.text()
+    assert.deepEqual(await parseThrough(multipart(), request.headers.get('content-type'), body), { body: { a: '1' } })
+    assert.equal(typeof legacyNamespace.multipart, 'function')
   })
 
   it('reads a request with the promise API', async () => {

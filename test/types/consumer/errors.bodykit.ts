@@ -23,6 +23,23 @@ function describe (err: bodykit.BodyParserError): Record<string, unknown> {
       return { issues: err.issues.map((issue) => ({ message: issue.message, path: issue.path?.map((segment) => typeof segment === 'object' ? segment.key : segment) })) }
     case 'entity.verify.failed':
       return { bytes: err.body.byteLength }
+    case 'multipart.boundary.invalid':
+    case 'multipart.field.name.missing':
+    case 'multipart.header.malformed':
+    case 'multipart.unexpected.end':
+      return { malformed: true }
+    case 'multipart.field.too.large':
+    case 'multipart.file.too.large':
+    case 'multipart.files.too.many':
+      return { field: err.field, limit: err.limit }
+    case 'multipart.field.name.too.large':
+    case 'multipart.fields.too.many':
+    case 'multipart.parts.too.many':
+      return { limit: err.limit }
+    case 'multipart.file.unexpected':
+      return { field: err.field }
+    case 'multipart.storage.failed':
+      return { cause: String(err.cause) }
     case 'parameters.too.many':
     case 'querystring.parse.rangeError':
       return { form: err.body.slice(0, 20) }

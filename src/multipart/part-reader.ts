@@ -65,6 +65,7 @@ function readParts (settings: MultipartSettings, assembleFields: FieldAssembler,
   const finish = (err: HttpError | null): void => {
     if (settled) return
     settled = true
+    source.removeListener('data', onData)
     if (err !== null) {
       // Never from inside busboy's own call: destroying it there makes busboy throw (it goes on using its file stream).
       process.nextTick(done, err)
@@ -144,7 +145,8 @@ function readParts (settings: MultipartSettings, assembleFields: FieldAssembler,
   })
 
   let empty = true
-  source.once('data', () => { empty = false })
+  const onData = (): void => { empty = false }
+  source.once('data', onData)
   parser.on('partsLimit', () => { finish(errors.tooManyParts(settings.partLimit)) })
   parser.on('error', (err: Error) => {
     // An empty body is an empty form (as an empty urlencoded body is `{}`), not a form cut short.
@@ -163,6 +165,7 @@ function readParts (settings: MultipartSettings, assembleFields: FieldAssembler,
 
   return function abort (callback) {
     settled = true
+    source.removeListener('data', onData)
     source.unpipe(parser)
     // Destroying the parser destroys the file stream it is writing; errors after this point are latched out.
     parser.on('error', noop)

@@ -148,6 +148,8 @@ for (const variant of ['default', 'legacy'] as Variant[]) {
 
     // bodykit's additions to body-parser's module (docs/typescript.md); everything else must match.
     const BODYKIT_ONLY_EXPORTS = new Set(['isBodyParserError'])
+    // The multipart parser is bodykit's own, in both entries (README, bodykit.multipart).
+    const MULTIPART_EXPORTS = ['multipart']
 
     it('module shape: typeof, enumerable keys (but bodykit\'s additions), and calling the module itself', () => {
       const describeModule = (mod: unknown): unknown => {
@@ -162,9 +164,13 @@ for (const variant of ['default', 'legacy'] as Variant[]) {
       }
       const expected = describeModule(loadModule(variant, 'reference'))
       const actual = describeModule(loadModule(variant, 'candidate')) as { keys: string[] }
+      if (!SELF_MODE) {
+        assert.deepStrictEqual(MULTIPART_EXPORTS.filter((key) => actual.keys.includes(key)), MULTIPART_EXPORTS, 'multipart is exported')
+        actual.keys = actual.keys.filter((key) => !MULTIPART_EXPORTS.includes(key))
+      }
       // The promise API is bodykit's own addition to the default entry (README, API, Promise API).
       if (variant === 'default' && !SELF_MODE) {
-        const added = ['readJson', 'readRaw', 'readText', 'readUrlencoded']
+        const added = ['readJson', 'readRaw', 'readText', 'readUrlencoded', 'readMultipart']
         assert.deepStrictEqual(added.filter((key) => actual.keys.includes(key)), added, 'the promise API is exported')
         actual.keys = actual.keys.filter((key) => !added.includes(key))
       }

@@ -55,6 +55,9 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
         const probe = await readWithBusboy(body, contentType, 10 * 1024 * 1024)
         const limits = limitsFor(input, body, probe)
         const reading = await readWithBusboy(body, contentType, limits.fieldSizeLimit)
+        // A deliberate difference: an empty body is an empty form (as an empty urlencoded body is `{}`), where busboy
+        // reports the end of the form missing.
+        if (body.length === 0) reading.error = null
         const nameOk = (fieldName: string): boolean => Buffer.byteLength(fieldName) <= limits.fieldNameSizeLimit
         const allowed = allowedErrors(reading, limits, body.length, nameOk)
         // An error is required when busboy's reading has one; a part count past the closing delimiter is permitted too.

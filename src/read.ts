@@ -298,8 +298,9 @@ function refuse (budget: DiscardBudget, req: BodyRequest, res: ServerResponse, n
 /** Reports a failed read, with the rest of the body discarded within bounds. */
 function fail (budget: DiscardBudget, req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError | getRawBody.RawBodyError | Error): void {
   const error = errors.readFailed(err)
-  if (error.type === 'entity.too.large' && !req.complete && http2StreamOf(req) === null) {
-    // Security (issue 5): a body known to be too large is answered at once, not after it was all read
+  if (error.status === 413 && !req.complete && http2StreamOf(req) === null) {
+    // Security (issue 5): a body known to be too large (or, for multipart, one with too many or too large parts)
+    // is answered at once, not after it was all read
     // (once every byte has arrived, reading them off is free and body-parser's order is kept). Over HTTP/2 the
     // answer comes after the read-off, as from body-parser: answered mid-upload, curl ends the stream short of its
     // Content-Length (PROTOCOL_ERROR) and Chromium's upload stalls; past the budget the stream alone is reset.

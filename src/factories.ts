@@ -41,6 +41,7 @@ export function createReadSettings (definition: ParserDefinition | StreamParserD
     verify: common.verify,
     rawBody: common.rawBody,
     discard: common.discard,
+    readHttp2WithoutLength: common.readHttp2WithoutLength ?? variant.readsHttp2WithoutLength,
     // One-shot inflation keeps the event loop's work bounded only up to this limit (docs/performance.md).
     inflatersAtOnce: common.limit <= AT_ONCE_MAX_LIMIT ? variant.inflatersAtOnce : NO_INFLATERS,
     parse,
@@ -65,6 +66,7 @@ function createStreamSettings (definition: StreamParserDefinition, options: AnyO
     verify: false,
     rawBody: false,
     discard: common.discard,
+    readHttp2WithoutLength: common.readHttp2WithoutLength ?? variant.readsHttp2WithoutLength,
     inflatersAtOnce: NO_INFLATERS,
     parse: parseNothing,
     schema: common.schema,

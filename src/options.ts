@@ -129,6 +129,13 @@ export interface BaseOptions {
    * @default undefined (no check; `req.body` is typed `any`, as without bodykit)
    */
   schema?: StandardSchemaV1 | undefined
+  /**
+   * Read an HTTP/2 request body sent without `Content-Length` (a request has a body unless its HEADERS frame
+   * ended the stream). false: such a request counts as having no body, as in body-parser, and its stream is left
+   * to the app. HTTP/1.x is not affected.
+   * @default true in `bodykit`; false in `bodykit/legacy` (body-parser 1.x's answer)
+   */
+  readHttp2WithoutLength?: boolean | undefined
 }
 
 /**
@@ -341,6 +348,8 @@ export interface CommonSettings {
   readonly discard: DiscardBudget
   /** The schema's `~standard` object (its `validate` is called as a method of it), or null without `schema`. */
   readonly schema: StandardSchemaV1.Props | null
+  /** `readHttp2WithoutLength` as given, or undefined: then the variant's default. */
+  readonly readHttp2WithoutLength: boolean | undefined
 }
 
 /**
@@ -391,6 +400,9 @@ export function normalizeCommonOptions (options: AnyOptions): CommonSettings {
   if (given.rawBody !== undefined && typeof given.rawBody !== 'boolean') {
     throw new TypeError('option rawBody must be a boolean')
   }
+  if (given.readHttp2WithoutLength !== undefined && typeof given.readHttp2WithoutLength !== 'boolean') {
+    throw new TypeError('option readHttp2WithoutLength must be a boolean')
+  }
   return {
     discard: normalizeDiscard(given),
     inflate: given.inflate !== false,
@@ -399,7 +411,8 @@ export function normalizeCommonOptions (options: AnyOptions): CommonSettings {
     verify: verify as VerifyFunction | false,
     rawBody: given.rawBody === true,
     defaultCharset: (given.defaultCharset || undefined) as string | undefined,
-    schema: normalizeSchema(given.schema)
+    schema: normalizeSchema(given.schema),
+    readHttp2WithoutLength: given.readHttp2WithoutLength as boolean | undefined
   }
 }
 

@@ -13,10 +13,12 @@ export function http2StreamOf (req: IncomingMessage): ServerHttp2Stream | null {
 /**
  * Whether the request carries a body. HTTP/1.x says so in its headers (type-is: Transfer-Encoding, or a numeric
  * Content-Length). HTTP/2 has no Transfer-Encoding and may send a body without Content-Length: its frames say it,
- * as there is no body only when the HEADERS frame ended the stream (RFC 9113 §8.1).
+ * as there is no body only when the HEADERS frame ended the stream (RFC 9113 §8.1). `readHttp2WithoutLength`
+ * false: such a body counts as none, as body-parser counts it (its app may read the stream itself).
  */
-export function hasBody (req: IncomingMessage): boolean {
+export function hasBody (req: IncomingMessage, readHttp2WithoutLength: boolean): boolean {
   if (typeis.hasBody(req)) return true
+  if (!readHttp2WithoutLength) return false
   // Security/compat (issue 17): body-parser leaves such a body unread; it is read, limited and parsed as a chunked one.
   const stream = http2StreamOf(req)
   return stream !== null && !stream.endAfterHeaders

@@ -58,6 +58,8 @@ export interface ReadSettings {
   readonly rawBody: boolean
   /** How much of a refused body is read off after the answer. */
   readonly discard: DiscardBudget
+  /** Whether an HTTP/2 body sent without Content-Length is read (else the request counts as having none). */
+  readonly readHttp2WithoutLength: boolean
   /** Content-Encodings read first and then inflated in one zlib call: the variant's, or none when `limit` is too large. */
   readonly inflatersAtOnce: ReadonlyMap<string, InflaterAtOnce>
   readonly parse: ParseFunction
@@ -76,7 +78,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     return
   }
   variant.prepareBody(req)
-  if (!hasBody(req)) {
+  if (!hasBody(req, settings.readHttp2WithoutLength)) {
     if (debug.enabled) debug('skip empty body')
     passBody(settings, req, res, next, false)
     return

@@ -39,6 +39,8 @@ export interface Variant {
   readonly inflatersAtOnce: ReadonlyMap<string, InflaterAtOnce>
   /** Whether a charset can be decoded (iconv-lite's knowledge, as of the body-parser release mimicked). */
   readonly knowsCharset: (charset: string) => boolean
+  /** The default of `readHttp2WithoutLength`: whether an HTTP/2 body sent without Content-Length is read. */
+  readonly readsHttp2WithoutLength: boolean
   /** With `verify`, whether an unknown charset is reported before an unsupported Content-Encoding. */
   readonly charsetErrorFirst: boolean
   /** Parsers whose `defaultCharset` option is honoured; the others default to utf-8. */
@@ -122,6 +124,8 @@ export const modern: Variant = {
     ...(atOnce.zstd ? [['zstd', atOnce.zstd] as [string, InflaterAtOnce]] : [])
   ]),
   knowsCharset: cachedCharsetCheck((charset) => iconv.encodingExists(charset)),
+  // Issue 17: read, limited and parsed as a chunked body would be.
+  readsHttp2WithoutLength: true,
   charsetErrorFirst: true,
   defaultCharsetParsers: new Set(['json', 'text', 'urlencoded']),
   urlencoded: {
@@ -146,6 +150,8 @@ export const legacy: Variant = {
   decompressors: new Map(inflaters),
   inflatersAtOnce: new Map([['deflate', atOnce.deflate], ['gzip', atOnce.gzip]]),
   knowsCharset: cachedCharsetCheck(isKnownToIconv04),
+  // compat(v1): body-parser 1.x counts it as no body and leaves the stream to the app, which Express 4 apps rely on.
+  readsHttp2WithoutLength: false,
   charsetErrorFirst: false,
   defaultCharsetParsers: new Set(['text']),
   urlencoded: {

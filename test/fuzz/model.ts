@@ -157,6 +157,14 @@ export function toWire (input: FuzzInput): Wire {
 
 /** The middleware for an input, cached per entry, role and options (factories are not free, 1.x warns). */
 const cache = new Map<string, Middleware>()
+/** Tells apart factory sets of one entry (the HTTP/2 suites wrap them with an option of their own). */
+const factoryIds = new WeakMap<object, number>()
+let nextFactoryId = 0
+function factoryId (factories: object): number {
+  let id = factoryIds.get(factories)
+  if (id === undefined) factoryIds.set(factories, id = nextFactoryId++)
+  return id
+}
 const noVerify = (): void => {}
 /** A verify that only records the Buffer it got, to check that req.rawBody is that very Buffer. */
 const recordVerified = (req: { verified?: Buffer }, _res: unknown, buf: Buffer): void => { req.verified = buf }
@@ -173,7 +181,7 @@ export function middlewareFor (entry: Entry, role: 'bodykit' | 'reference', inpu
     if (input.rawBody) options.rawBody = true
     if (input.parser === 'json') Object.assign(options, { onProtoPoisoning: input.onProtoPoisoning, onConstructorPoisoning: input.onConstructorPoisoning })
   }
-  const key = [entry.name, role, input.parser, JSON.stringify(options), input.verify].join('|')
+  const key = [entry.name, role, factoryId(entry[role]), input.parser, JSON.stringify(options), input.verify].join('|')
   let mw = cache.get(key)
   if (!mw) {
     mw = entry[role][input.parser](options)

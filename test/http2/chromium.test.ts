@@ -4,8 +4,11 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { chromiumPath, inPage, launchChromium, openPlayground, skipReason, startPlayground, visible, type ParserModule, type Seen } from '../clients/drivers'
-import { entries } from '../hostile/helpers'
-import { testCertificate } from './helpers'
+import { entries as allEntries } from '../hostile/helpers'
+import { testCertificate, withHttp2Reading } from './helpers'
+
+// bodykit's reading of HTTP/2 bodies without a length, on in both entries (bodykit/legacy's default is off).
+const entries = withHttp2Reading(allEntries, true)
 
 const MiB = 1024 * 1024
 

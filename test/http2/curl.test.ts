@@ -8,8 +8,11 @@ import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import zlib from 'node:zlib'
 import { curlPath, skipReason } from '../clients/drivers'
-import { entries, type Factories } from '../hostile/helpers'
-import { comparableJson, serveH2, type H2Server, type Middleware } from './helpers'
+import { entries as allEntries, type Factories } from '../hostile/helpers'
+import { comparableJson, serveH2, type H2Server, type Middleware, withHttp2Reading } from './helpers'
+
+// bodykit's reading of HTTP/2 bodies without a length, on in both entries (bodykit/legacy's default is off).
+const entries = withHttp2Reading(allEntries, true)
 
 const MiB = 1024 * 1024
 

@@ -6,8 +6,11 @@ import http2, { type ClientHttp2Session } from 'node:http2'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { entries, type Factories } from '../hostile/helpers'
-import { connect, h2Request, listen, postHttp1, testCertificate, type H2Server } from './helpers'
+import { entries as allEntries, type Factories } from '../hostile/helpers'
+import { connect, h2Request, listen, postHttp1, testCertificate, type H2Server, forHttp2, withHttp2Reading } from './helpers'
+
+// bodykit's reading of HTTP/2 bodies without a length, on in both entries (bodykit/legacy's default is off).
+const entries = withHttp2Reading(allEntries, true)
 
 const load = createRequire(__filename)
 type ExpressApp = RequestListener & { request: object, response: object, post: (...args: unknown[]) => void, use: (...args: unknown[]) => void }
@@ -23,22 +26,6 @@ function createApp (express: Express, parsers: Factories): ExpressApp {
   app.use((err: { status?: number, type?: string }, _req: unknown, res: { status: (code: number) => { json: (value: unknown) => void } }, _next: unknown) => {
     res.status(err.status ?? 500).json({ type: err.type ?? null })
   })
-  return app
-}
-
-/**
- * The adapter Express needs over HTTP/2: Express gives each request and response its app's prototypes
- * (`app.request` over Express's request methods over http.IncomingMessage), which hides the getters of the
- * compat classes (headers, url, stream). This app's prototypes get Express's methods over the compat classes
- * instead; Express's own shared prototypes (and so other apps) are left alone.
- */
-function forHttp2 (app: ExpressApp): ExpressApp {
-  const rebase = (target: object, base: object): void => {
-    const methods = Object.getOwnPropertyDescriptors(Object.getPrototypeOf(target))
-    Object.setPrototypeOf(target, Object.create(base, methods))
-  }
-  rebase(app.request, http2.Http2ServerRequest.prototype)
-  rebase(app.response, http2.Http2ServerResponse.prototype)
   return app
 }
 

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import http, { type IncomingMessage, type ServerResponse } from 'node:http'
 import { describeError, describeRequest, type Result } from '../helpers/server'
+import type { Entry, Factories } from '../hostile/helpers'
 
 const load = createRequire(__filename)
 
@@ -167,4 +168,35 @@ export function postHttp1 (port: number, path: string, headers: Record<string, s
     for (const piece of pieces) req.write(piece)
     req.end()
   })
+}
+
+/**
+ * The entries with `readHttp2WithoutLength` set one way on every bodykit parser (an option given by a test still
+ * wins): on, the suites that test how bodykit reads a body without a length run on both entries, although
+ * `bodykit/legacy` leaves such a body unread by default (issue 25).
+ */
+export function withHttp2Reading (entries: readonly Entry[], on: boolean): Entry[] {
+  return entries.map((entry) => {
+    const bodykit = {} as Factories
+    for (const [name, factory] of Object.entries(entry.bodykit) as Array<[keyof Factories, Factories[keyof Factories]]>) {
+      bodykit[name] = (options) => factory({ readHttp2WithoutLength: on, ...options })
+    }
+    return { ...entry, bodykit }
+  })
+}
+
+/**
+ * The adapter Express needs over HTTP/2: Express gives each request and response its app's prototypes
+ * (`app.request` over Express's request methods over http.IncomingMessage), which hides the getters of the
+ * compat classes (headers, url, stream). This app's prototypes get Express's methods over the compat classes
+ * instead; Express's own shared prototypes (and so other apps) are left alone.
+ */
+export function forHttp2<App extends { request: object, response: object }> (app: App): App {
+  const rebase = (target: object, base: object): void => {
+    const methods = Object.getOwnPropertyDescriptors(Object.getPrototypeOf(target))
+    Object.setPrototypeOf(target, Object.create(base, methods))
+  }
+  rebase(app.request, http2.Http2ServerRequest.prototype)
+  rebase(app.response, http2.Http2ServerResponse.prototype)
+  return app
 }

@@ -4,8 +4,11 @@ import assert from 'node:assert/strict'
 import type { ClientHttp2Session } from 'node:http2'
 import { after, before, describe, it } from 'node:test'
 import zlib from 'node:zlib'
-import { entries, type Factories } from '../hostile/helpers'
-import { comparableJson, connect, h2Request, serveH2, type H2Answer, type H2Request, type H2Server, type Middleware } from './helpers'
+import { entries as allEntries, type Factories } from '../hostile/helpers'
+import { comparableJson, connect, h2Request, serveH2, type H2Answer, type H2Request, type H2Server, type Middleware, withHttp2Reading } from './helpers'
+
+// bodykit's reading of HTTP/2 bodies without a length, on in both entries (bodykit/legacy's default is off).
+const entries = withHttp2Reading(allEntries, true)
 
 const MiB = 1024 * 1024
 

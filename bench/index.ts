@@ -9,6 +9,7 @@ import { http2Section } from './http2'
 import { inProcess } from './in-process'
 import { loopBlock } from './loop-block'
 import { memory } from './memory'
+import { multipartSection } from './multipart'
 import { bodykitOptions } from './options'
 import { schema } from './schema'
 import { forms } from './urlencoded-scaling'
@@ -27,7 +28,8 @@ const sections: Record<string, Section> = {
   options: bodykitOptions,
   schema,
   clients,
-  http2: http2Section
+  http2: http2Section,
+  multipart: multipartSection
 }
 
 function parseArgs (argv: string[]): { only: string[], quick: boolean } {

@@ -1,0 +1,149 @@
+// Multipart section: uploads over HTTP to a server in a child process, bodykit against multer (memory and disk),
+// formidable, @fastify/busboy alone and the floor (the request piped straight to a file).
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import autocannon from 'autocannon'
+import { median, type Context, type Row, type SectionResult } from './report'
+
+const BOUNDARY = 'benchBoundaryX7MA4YWxkTrZu0gW'
+const TYPE = 'multipart/form-data; boundary=' + BOUNDARY
+const MiB = 1024 * 1024
+
+interface Server { port: number, child: ChildProcess, stop: () => void }
+
+/** Starts bench/multipart-server.ts for one target, writing to `directory`. */
+function startServer (target: string, directory: string): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'multipart-server.ts'), target, directory], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.stdout?.once('data', (data: Buffer) => {
+      const { port } = JSON.parse(data.toString()) as { port: number }
+      resolve({ port, child, stop: () => { child.kill() } })
+    })
+  })
+}
+
+/** The part headers before a file's bytes, and the closing delimiter after them. */
+const filePreface = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="upload.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`)
+const closing = Buffer.from(`\r\n--${BOUNDARY}--\r\n`)
+
+/** Streams a one-file form of `size` bytes (one 64 KiB piece reused: the client's memory stays flat); resolves with the seconds until the answer ended. */
+function upload (port: number, size: number): Promise<number> {
+  const piece = Buffer.alloc(64 * 1024, 'a')
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/', headers: { 'content-type': TYPE, 'content-length': filePreface.length + size + closing.length } }, (res) => {
+      res.resume()
+      res.on('end', () => {
+        if (res.statusCode !== 200) reject(new Error('status ' + res.statusCode))
+        else resolve((performance.now() - started) / 1000)
+      })
+    })
+    req.on('error', reject)
+    let sent = 0
+    const write = (): void => {
+      while (sent < size) {
+        const chunk = size - sent >= piece.length ? piece : piece.subarray(0, size - sent)
+        sent += chunk.length
+        if (!req.write(chunk)) {
+          req.once('drain', write)
+          return
+        }
+      }
+      req.end(closing)
+    }
+    req.write(filePreface)
+    write()
+  })
+}
+
+async function getJson (port: number, url: string): Promise<{ rss: number, peak: number }> {
+  const res = await fetch(`http://127.0.0.1:${port}${url}`)
+  return await res.json() as { rss: number, peak: number }
+}
+
+/** A form of `fields` short fields and, optionally, one file of `fileSize` bytes. */
+function form (fields: number, fileSize: number | null): Buffer {
+  const parts: Buffer[] = []
+  for (let i = 0; i < fields; i++) parts.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="field${i}"\r\n\r\nvalue of field ${i}\r\n`))
+  if (fileSize !== null) parts.push(filePreface, Buffer.alloc(fileSize, 'f'), Buffer.from('\r\n'))
+  parts.push(Buffer.from(`--${BOUNDARY}--\r\n`))
+  return Buffer.concat(parts)
+}
+
+/** req/s of autocannon's 10 connections against one target. */
+async function requestsPerSecond (port: number, body: Buffer, contentType: string, duration: number): Promise<number> {
+  const result = await autocannon({ url: `http://127.0.0.1:${port}/`, method: 'POST', headers: { 'content-type': contentType }, body, connections: 10, duration })
+  if (result.non2xx + result.errors > 0) throw new Error(`${result.non2xx} non-2xx and ${result.errors} errors`)
+  return result['2xx'] / result.duration
+}
+
+export async function multipartSection (ctx: Context): Promise<SectionResult> {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'bodykit-bench-'))
+  const rows: Row[] = []
+  const servers = new Map<string, Server>()
+  const serverFor = async (target: string): Promise<Server> => {
+    let server = servers.get(target)
+    if (server === undefined) servers.set(target, server = await startServer(target, directory))
+    return server
+  }
+  try {
+    // 1. A 64 MiB file to disk: throughput, rounds alternating between targets, median per target.
+    const bigTargets = ['floor-disk', 'bodykit-disk', 'multer-disk', 'formidable-disk', 'fastify-busboy-disk']
+    const seconds = new Map<string, number[]>(bigTargets.map((target) => [target, []]))
+    for (let round = 0; round < (ctx.quick ? 2 : 4); round++) {
+      for (const target of bigTargets) (seconds.get(target) as number[]).push(await upload((await serverFor(target)).port, 64 * MiB))
+    }
+    const floorRate = 64 / median(seconds.get('floor-disk') as number[])
+    for (const target of bigTargets) {
+      const rate = 64 / median(seconds.get(target) as number[])
+      rows.push({ case: '64 MiB file to disk: MiB/s', target, baseline: 'floor-disk', ratio: rate / floorRate, value: rate, unit: 'MiB/s' })
+      ctx.log(`  64 MiB to disk, ${target}: ${rate.toFixed(0)} MiB/s (${(rate / floorRate).toFixed(2)} of the floor)`)
+    }
+
+    // 2. A small form (5 fields and one 10 KiB file, memory) over HTTP: req/s, two alternating passes, best of each.
+    const small = form(5, 10 * 1024)
+    const duration = ctx.quick ? 3 : 5
+    const rps = new Map<string, number[]>([['bodykit-memory', []], ['multer-memory', []]])
+    for (let pass = 0; pass < 2; pass++) {
+      for (const target of rps.keys()) (rps.get(target) as number[]).push(await requestsPerSecond((await serverFor(target)).port, small, TYPE, duration))
+    }
+    const multerRps = Math.max(...(rps.get('multer-memory') as number[]))
+    for (const [target, values] of rps) {
+      const best = Math.max(...values)
+      rows.push({ case: 'small form (5 fields, 10 KiB file): req/s', target, baseline: 'multer-memory', ratio: best / multerRps, value: best, unit: 'req/s' })
+      ctx.log(`  small form, ${target}: ${best.toFixed(0)} req/s (${(best / multerRps).toFixed(2)}× multer)`)
+    }
+
+    // 3. Fields only: 20 fields as multipart against the same fields as urlencoded, both bodykit.
+    const fields = form(20, null)
+    const urlencoded = Buffer.from(Array.from({ length: 20 }, (_, i) => `field${i}=value+of+field+${i}`).join('&'))
+    const fieldsRps = await requestsPerSecond((await serverFor('bodykit-fields')).port, fields, TYPE, duration)
+    const urlencodedRps = await requestsPerSecond((await serverFor('bodykit-urlencoded')).port, urlencoded, 'application/x-www-form-urlencoded', duration)
+    rows.push({ case: '20 fields: req/s, multipart ÷ urlencoded', target: 'bodykit-fields', baseline: 'bodykit-urlencoded', ratio: fieldsRps / urlencodedRps, value: fieldsRps, unit: 'req/s' })
+    ctx.log(`  20 fields: multipart ${fieldsRps.toFixed(0)} req/s, urlencoded ${urlencodedRps.toFixed(0)} req/s (${(urlencodedRps / fieldsRps).toFixed(2)}× the time)`)
+
+    // 4. A 1 GiB upload to disk: the server's peak RSS growth.
+    for (const target of ctx.quick ? ['bodykit-disk'] : ['bodykit-disk', 'multer-disk']) {
+      const server = await serverFor(target)
+      const before = await getJson(server.port, '/rss/reset')
+      await upload(server.port, 1024 * MiB)
+      const after = await getJson(server.port, '/rss')
+      const growth = (after.peak - before.rss) / MiB
+      rows.push({ case: '1 GiB file to disk: peak RSS growth (MiB)', target, baseline: target, ratio: null, value: growth, unit: 'MiB', note: 'absolute figure' })
+      ctx.log(`  1 GiB to disk, ${target}: peak RSS growth ${growth.toFixed(1)} MiB`)
+    }
+  } finally {
+    for (const server of servers.values()) server.stop()
+    fs.rmSync(directory, { recursive: true, force: true })
+  }
+  return {
+    id: 'multipart',
+    title: 'Multipart uploads over HTTP (server in a child process): throughput and req/s against the floor and multer',
+    legend: 'Ratios: MiB/s ÷ the floor (the request piped to a file), req/s ÷ multer 2 with memory storage, req/s ÷ the same fields as urlencoded (higher is better).',
+    rows
+  }
+}

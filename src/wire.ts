@@ -229,6 +229,6 @@ function destroyLater (socket: Socket): void {
 }
 
 /** Whether `res` is a real response (the fake ones of tests and benchmarks are plain objects). */
-function isResponse (res: ServerResponse | undefined): res is ServerResponse {
+export function isResponse (res: ServerResponse | undefined): res is ServerResponse {
   return res != null && typeof res === 'object' && typeof res.setHeader === 'function' && typeof res.on === 'function'
 }

@@ -5,13 +5,13 @@ import type { Variant } from '../variants'
 import type { MultipartSettings } from './settings'
 
 /** A field as the part reader saw it, decoded with its part's charset, else `defaultCharset`. */
-export interface RawField {
+export interface FormField {
   readonly name: string
   readonly value: string
 }
 
 /** Builds the fields object: flat or nested, with urlencoded's depth, prototype rules and arrays. */
-export type FieldAssembler = (fields: readonly RawField[]) => Record<string, unknown>
+export type FieldAssembler = (fields: readonly FormField[]) => Record<string, unknown>
 
 /**
  * The object is built by the variant's urlencoded parser from an equivalent form, so nesting, arrays, `depth`

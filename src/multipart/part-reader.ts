@@ -10,7 +10,8 @@ import * as errors from '../errors'
 import type { UploadedFile } from '../types'
 import type { BodyStage, StageResult } from '../read'
 import type { BodyRequest } from '../variants'
-import type { FieldAssembler, RawField } from './fields'
+import { isResponse } from '../wire'
+import type { FieldAssembler, FormField } from './fields'
 import type { MultipartSettings } from './settings'
 import { removeAll, storeInMemory, storeOnDisk, type FileInfo, type StoredFile } from './sinks'
 
@@ -53,7 +54,7 @@ function readParts (settings: MultipartSettings, assembleFields: FieldAssembler,
     process.nextTick(done, errors.invalidBoundary())
     return (callback) => { process.nextTick(callback) }
   }
-  const fields: RawField[] = []
+  const fields: FormField[] = []
 
   const stored: StoredFile[] = []
   const files: Array<UploadedFile | null> = []
@@ -213,10 +214,6 @@ function describeParserError (err: Error): HttpError {
   if (err.message === 'Malformed part header') return errors.malformedPartHeader()
   if (err.message === 'Unexpected end of form' || err.message === 'Unexpected end of file') return errors.unexpectedEndOfForm()
   return errors.readFailed(err)
-}
-
-function isResponse (res: ServerResponse | undefined): res is ServerResponse {
-  return res != null && typeof res === 'object' && typeof res.on === 'function' && typeof res.setHeader === 'function'
 }
 
 function noop (): void {}

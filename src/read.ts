@@ -35,11 +35,13 @@ export interface StageResult {
 export interface BodyStage {
   /** An error known from the headers alone (e.g. no boundary): the body is refused unread. */
   check (req: BodyRequest): HttpError | null
+  /** Whether this (uncompressed) body is small enough to be read whole first, with raw-body, and then given to `start`. */
+  readsWhole (req: BodyRequest, limit: number): boolean
   /**
-   * Reads `source` (the body, inflated); calls `done` once. Returns its abort: stop reading and remove
-   * whatever was stored, then call back (used when the pipeline fails the request first).
+   * Reads `input` (the body stream, inflated, or the whole body); calls `done` once. Returns its abort: stop
+   * reading and remove whatever was stored, then call back (used when the pipeline fails the request first).
    */
-  start (source: Readable, req: BodyRequest, res: ServerResponse | undefined,
+  start (input: Readable | Buffer, req: BodyRequest, res: ServerResponse | undefined,
     done: (err: HttpError | null, result?: StageResult) => void): (callback: () => void) => void
 }
 
@@ -231,6 +233,10 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyReque
     process.nextTick(fail, settings.discard, req, res, next, stateError)
     return
   }
+  if (contentEncoding === 'identity' && stage.readsWhole(req, limit) && isUntouched(req)) {
+    readWhole(settings, stage, req, res, next)
+    return
+  }
   if (debug.enabled) debug('read body as a stream')
   const declared = parseLength(req.headers['content-length'])
   const inflater = contentEncoding === 'identity' ? null : (settings.variant.decompressors.get(contentEncoding) as () => Transform)()
@@ -272,6 +278,22 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyReque
     }
     result = staged as StageResult
     if (wire.ended) settle(null)
+  })
+}
+
+/** A small body: read whole by raw-body (limit, length, aborts, as for the other parsers), then given to the stage at once. */
+function readWhole (settings: ReadSettings, stage: BodyStage, req: BodyRequest, res: ServerResponse, next: NextFunction): void {
+  if (settings.debug.enabled) settings.debug('read small body whole')
+  const options = { length: req.headers['content-length'], limit: settings.limit, encoding: null } as getRawBody.Options
+  getRawBody(req, options, function onBody (err: getRawBody.RawBodyError | null, body: Buffer) {
+    if (err) {
+      fail(settings.discard, req, res, next, err)
+      return
+    }
+    const abort = stage.start(body, req, res, function onStaged (stageErr, staged) {
+      if (stageErr !== null) abort(() => { fail(settings.discard, req, res, next, stageErr) })
+      else deliverStaged(settings, req, next, staged as StageResult)
+    })
   })
 }
 

@@ -1,7 +1,8 @@
-// The multipart stage: the body stream goes through busboy, each part is counted against its limit where it is
-// crossed, fields are collected and files handed to a sink; one error ends it all and removes every stored file.
+// The multipart stage: the body goes through busboy (or, small and canonical, the fast path), each part is counted
+// against its limit where it is crossed, fields are collected and files handed to a sink; one error ends it all
+// and removes every stored file.
 import type { ServerResponse } from 'http'
-import type { Readable } from 'stream'
+import { Readable } from 'stream'
 import busboy from 'busboy'
 import { parse as parseContentType } from 'content-type'
 import type { HttpError } from 'http-errors'
@@ -11,6 +12,7 @@ import type { UploadedFile } from '../types'
 import type { BodyStage, StageResult } from '../read'
 import type { BodyRequest } from '../variants'
 import { isResponse } from '../wire'
+import { isSmallBody, readCanonicalForm, type CanonicalPart } from './canonical-form'
 import type { FieldAssembler, FormField } from './fields'
 import type { MultipartSettings } from './settings'
 import { removeAll, storeInMemory, storeOnDisk, type FileInfo, type StoredFile } from './sinks'
@@ -32,30 +34,47 @@ export function readBoundary (header: string): string | null {
 
 /** Builds the multipart stage for one middleware or reader. */
 export function createMultipartStage (settings: MultipartSettings, assembleFields: FieldAssembler): BodyStage {
+  // The fast path decodes values as UTF-8 itself; any other default charset is left to busboy.
+  const fastPath = settings.defaultCharset === 'utf-8' || settings.defaultCharset === 'utf8'
   return {
     check (req) {
       return readBoundary(req.headers['content-type'] ?? '') === null ? errors.invalidBoundary() : null
     },
-    start (source, req, res, done) {
-      return readParts(settings, assembleFields, source, req, res, done)
+    readsWhole (req, limit) {
+      return fastPath && isSmallBody(req, limit)
+    },
+    start (input, req, res, done) {
+      const collector = createCollector(settings, assembleFields, res, done)
+      if (!Buffer.isBuffer(input)) return readWithBusboy(settings, collector, input, req)
+      const parts = readCanonicalForm(input, readBoundary(req.headers['content-type'] as string) as string)
+      if (parts !== null) return readCanonicalParts(settings, collector, input, parts)
+      // Not canonical: busboy reads the same bytes, in one piece.
+      const stream = new Readable({ read () {} })
+      stream.push(input)
+      stream.push(null)
+      return readWithBusboy(settings, collector, stream, req)
     }
   }
 }
 
-/** Reads the parts of one body. Returns the stage's abort: stop reading, remove every stored file, then call back. */
-function readParts (settings: MultipartSettings, assembleFields: FieldAssembler, source: Readable, req: BodyRequest,
-  res: ServerResponse | undefined, done: (err: HttpError | null, result?: StageResult) => void): (callback: () => void) => void {
-  const fileSettings = settings.files
-  let parser: busboy.Busboy
-  try {
-    parser = createParser(settings, req)
-  } catch {
-    // busboy's own reading of the Content-Type found no boundary where readBoundary did.
-    process.nextTick(done, errors.invalidBoundary())
-    return (callback) => { process.nextTick(callback) }
-  }
-  const fields: FormField[] = []
+/** What a part reader reports parts to: the limits, the fields, the sinks and the single outcome. */
+interface Collector {
+  field (name: string | undefined, value: string | undefined, truncated: boolean): void
+  file (name: string | undefined, stream: Readable, filename: string | undefined, mimeType: string, encoding: string): void
+  partsLimit (): void
+  error (err: HttpError): void
+  /** The form ended (its closing delimiter was read and the body ended). */
+  end (): void
+  readonly settled: boolean
+  /** Stops: no outcome is reported any more; removes every stored file, then calls back. */
+  abort (callback: () => void): void
+}
 
+/** The per-request state of one form, whichever reader reads it. */
+function createCollector (settings: MultipartSettings, assembleFields: FieldAssembler, res: ServerResponse | undefined,
+  done: (err: HttpError | null, result?: StageResult) => void): Collector {
+  const fileSettings = settings.files
+  const fields: FormField[] = []
   const stored: StoredFile[] = []
   const files: Array<UploadedFile | null> = []
   let fileCount = 0
@@ -66,7 +85,6 @@ function readParts (settings: MultipartSettings, assembleFields: FieldAssembler,
   const finish = (err: HttpError | null): void => {
     if (settled) return
     settled = true
-    source.removeListener('data', onData)
     if (err !== null) {
       // Never from inside busboy's own call: destroying it there makes busboy throw (it goes on using its file stream).
       process.nextTick(done, err)
@@ -89,90 +107,138 @@ function readParts (settings: MultipartSettings, assembleFields: FieldAssembler,
     if (formEnded && pendingFiles === 0) finish(null)
   }
 
-  parser.on('field', (name: string | undefined, value: string | undefined, info: busboy.FieldInfo) => {
-    if (settled) return
-    const problem = checkName(settings, name) ?? (
-      info.valueTruncated
-        ? errors.fieldTooLarge(settings.fieldSizeLimit, name as string)
-        : fields.length >= settings.parameterLimit ? errors.tooManyFields(settings.parameterLimit) : null
-    )
-    if (problem !== null) {
-      finish(problem)
-      return
-    }
-    if (value === undefined) {
-      // busboy could not decode the charset the part declared.
-      finish(errors.unsupportedFieldCharset(name as string))
-      return
-    }
-    fields.push({ name: name as string, value })
-  })
-
-  parser.on('file', (name: string | undefined, stream: Readable, info: busboy.FileInfo) => {
-    // Every stream gets its error listener before it can emit (multer CVE-2025-7338): busboy destroys an
-    // unfinished file with an error, which the parser's own 'error' reports.
-    stream.on('error', noop)
-    const problem = settled
-      ? null
-      : checkName(settings, name) ?? checkFile(settings, name as string, ++fileCount)
-    if (settled || problem !== null) {
-      stream.resume()
-      if (problem !== null) finish(problem)
-      return
-    }
-    const sink = fileSettings as NonNullable<typeof fileSettings>
-    const fileInfo: FileInfo = {
-      fieldName: name as string,
-      originalName: info.filename ?? '',
-      mimeType: info.mimeType,
-      encoding: info.encoding
-    }
-    const index = files.push(null) - 1
-    pendingFiles++
-    stream.on('limit', () => { finish(errors.fileTooLarge(sink.fileSizeLimit, name as string)) })
-    const onStored = (err: Error | null, file?: UploadedFile): void => {
+  return {
+    get settled () { return settled },
+    field (name, value, truncated) {
       if (settled) return
-      if (err !== null) {
-        finish(errors.storageFailed(err))
+      const problem = checkName(settings, name) ?? (
+        truncated
+          ? errors.fieldTooLarge(settings.fieldSizeLimit, name as string)
+          : fields.length >= settings.parameterLimit ? errors.tooManyFields(settings.parameterLimit) : null
+      )
+      if (problem !== null) {
+        finish(problem)
         return
       }
-      files[index] = file as UploadedFile
-      pendingFiles--
+      if (value === undefined) {
+        // busboy could not decode the charset the part declared.
+        finish(errors.unsupportedFieldCharset(name as string))
+        return
+      }
+      fields.push({ name: name as string, value })
+    },
+    file (name, stream, filename, mimeType, encoding) {
+      // Every stream gets its error listener before it can emit (multer CVE-2025-7338): busboy destroys an
+      // unfinished file with an error, which the parser's own 'error' reports.
+      stream.on('error', noop)
+      const problem = settled
+        ? null
+        : checkName(settings, name) ?? checkFile(settings, name as string, ++fileCount)
+      if (settled || problem !== null) {
+        stream.resume()
+        if (problem !== null) finish(problem)
+        return
+      }
+      const sink = fileSettings as NonNullable<typeof fileSettings>
+      const fileInfo: FileInfo = { fieldName: name as string, originalName: filename ?? '', mimeType, encoding }
+      const index = files.push(null) - 1
+      pendingFiles++
+      stream.on('limit', () => { finish(errors.fileTooLarge(sink.fileSizeLimit, name as string)) })
+      const onStored = (err: Error | null, file?: UploadedFile): void => {
+        if (settled) return
+        if (err !== null) {
+          finish(errors.storageFailed(err))
+          return
+        }
+        files[index] = file as UploadedFile
+        pendingFiles--
+        maybeFinish()
+      }
+      stored.push(sink.storage === 'disk'
+        ? storeOnDisk(sink.directory, stream, fileInfo, onStored)
+        : storeInMemory(stream, fileInfo, onStored))
+    },
+    partsLimit () { finish(errors.tooManyParts(settings.partLimit)) },
+    error (err) { finish(err) },
+    end () {
+      formEnded = true
       maybeFinish()
+    },
+    abort (callback) {
+      settled = true
+      removeAll(stored, callback)
     }
-    stored.push(sink.storage === 'disk'
-      ? storeOnDisk(sink.directory, stream, fileInfo, onStored)
-      : storeInMemory(stream, fileInfo, onStored))
-  })
+  }
+}
 
+/** Reads a body stream with busboy. Returns the stage's abort. */
+function readWithBusboy (settings: MultipartSettings, collector: Collector, source: Readable, req: BodyRequest): (callback: () => void) => void {
+  let parser: busboy.Busboy
+  try {
+    parser = createParser(settings, req)
+  } catch {
+    // busboy's own reading of the Content-Type found no boundary where readBoundary did.
+    collector.error(errors.invalidBoundary())
+    return (callback) => { collector.abort(callback) }
+  }
+  parser.on('field', (name: string | undefined, value: string | undefined, info: busboy.FieldInfo) => {
+    collector.field(name, value, info.valueTruncated)
+  })
+  parser.on('file', (name: string | undefined, stream: Readable, info: busboy.FileInfo) => {
+    collector.file(name, stream, info.filename, info.mimeType, info.encoding)
+  })
   let empty = true
   const onData = (): void => { empty = false }
   source.once('data', onData)
-  parser.on('partsLimit', () => { finish(errors.tooManyParts(settings.partLimit)) })
+  parser.on('partsLimit', () => { collector.partsLimit() })
   parser.on('error', (err: Error) => {
+    source.removeListener('data', onData)
     // An empty body is an empty form (as an empty urlencoded body is `{}`), not a form cut short.
-    if (empty && err.message === 'Unexpected end of form') {
-      formEnded = true
-      maybeFinish()
-      return
-    }
-    finish(describeParserError(err))
+    if (empty && err.message === 'Unexpected end of form') collector.end()
+    else collector.error(describeParserError(err))
   })
   parser.on('close', () => {
-    formEnded = true
-    maybeFinish()
+    source.removeListener('data', onData)
+    collector.end()
   })
   source.pipe(parser)
 
   return function abort (callback) {
-    settled = true
     source.removeListener('data', onData)
     source.unpipe(parser)
     // Destroying the parser destroys the file stream it is writing; errors after this point are latched out.
     parser.on('error', noop)
     parser.destroy()
-    removeAll(stored, callback)
+    collector.abort(callback)
   }
+}
+
+/**
+ * Reports the parts of a canonical form as busboy would: each field or file in order, busboy's part count (its
+ * limit is passed at the part after the last allowed), a file over its limit as busboy's 'limit'. Returns the abort.
+ */
+function readCanonicalParts (settings: MultipartSettings, collector: Collector, body: Buffer, parts: CanonicalPart[]): (callback: () => void) => void {
+  const fileSizeLimit = settings.files === null ? Infinity : settings.files.fileSizeLimit
+  let count = 0
+  for (const part of parts) {
+    if (collector.settled) break
+    const size = part.end - part.start
+    if (part.isFile) {
+      const stream = new Readable({ read () {} })
+      collector.file(part.name, stream, part.filename, part.mimeType, '7bit')
+      if (size > fileSizeLimit) stream.emit('limit')
+      stream.push(body.subarray(part.start, Math.min(part.end, part.start + fileSizeLimit + 1)))
+      stream.push(null)
+    } else if (size > settings.fieldSizeLimit) {
+      collector.field(part.name, '', true)
+    } else {
+      collector.field(part.name, body.toString('utf8', part.start, part.end), false)
+    }
+    if (++count === settings.partLimit + 1) collector.partsLimit()
+  }
+  // As from busboy, the end of the form is reported after the parts, not during the caller's own call.
+  process.nextTick(() => { collector.end() })
+  return (callback) => { collector.abort(callback) }
 }
 
 /** busboy, with the limits it enforces itself. */

@@ -77,7 +77,7 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
         const mustFail = required || wire.length > limits.limit
         const req = fakeRequest({
           'content-type': contentType,
-          'content-length': String(wire.length),
+          ...(input.chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(wire.length) }),
           ...(input.gzip ? { 'content-encoding': 'gzip' } : {})
         })
         const outcome: Outcome = { calls: 0 }

@@ -32,6 +32,8 @@ export interface MultipartInput {
   storage: 'memory' | 'disk'
   /** Sent gzip-compressed (the limit holds on the wire and after inflation). */
   gzip: boolean
+  /** Sent without a length (chunked): always streamed; with one, a small body is read whole (the fast path). */
+  chunked: boolean
 }
 
 const BCHARS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'()+_,-./:=?"
@@ -92,7 +94,8 @@ export const multipartInput: fc.Arbitrary<MultipartInput> = boundaryArb.chain((b
   }),
   filesOn: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
   storage: fc.constantFrom('memory' as const, 'disk' as const),
-  gzip: fc.oneof({ weight: 9, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) })
+  gzip: fc.oneof({ weight: 9, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+  chunked: fc.boolean()
 }).map((input) => ({ ...input, preamble: Buffer.from(input.preamble), epilogue: Buffer.from(input.epilogue) })))
 
 function headerValue (text: string): string {

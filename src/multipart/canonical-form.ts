@@ -1,0 +1,161 @@
+// The fast path for small forms as browsers, curl and fetch write them: parts found with Buffer.indexOf and read
+// in one pass, or null for anything else, which busboy then reads (test/multipart/fuzz.test.ts proves them equal).
+import type { BodyRequest } from '../variants'
+
+/** One part of a canonical form, as busboy would report it. */
+export interface CanonicalPart {
+  /** The `name` parameter (UTF-8). */
+  readonly name: string
+  /** The file name (busboy's base name of `filename`), or undefined for a field. */
+  readonly filename: string | undefined
+  /** `type/subtype` in lower case; `text/plain` when the part has no Content-Type. */
+  readonly mimeType: string
+  /** Whether busboy counts it as a file: a file name, or the type `application/octet-stream`. */
+  readonly isFile: boolean
+  readonly start: number
+  readonly end: number
+}
+
+const CRLF = 0x0a0d
+const DISPOSITION = 'content-disposition:'
+const CONTENT_TYPE = 'content-type:'
+
+/**
+ * Reads a whole body when it is canonical: no preamble or epilogue, CRLF line breaks, and part headers that are
+ * only `Content-Disposition: form-data; name="…"[; filename="…"]` and `Content-Type: type/subtype`, with quoted
+ * values free of escapes and control characters. Anything else (charsets, `filename*`, other headers, folding,
+ * damage of any kind) gives null: the general parser reads it.
+ */
+export function readCanonicalForm (body: Buffer, boundary: string): CanonicalPart[] | null {
+  const parts: CanonicalPart[] = []
+  if (body.length === 0) return parts
+  const delimiter = '--' + boundary
+  const needle = '\r\n' + delimiter
+  if (!startsWithAt(body, delimiter, 0) || body.readUInt16LE(delimiter.length) !== CRLF) return null
+  let pos = delimiter.length + 2
+  for (;;) {
+    const headersEnd = body.indexOf('\r\n\r\n', pos, 'latin1')
+    if (headersEnd === -1 || headersEnd - pos > 8192) return null
+    const dataStart = headersEnd + 4
+    const next = body.indexOf(needle, pos, 'latin1')
+    // A delimiter inside or right after the header block is read by busboy its own way.
+    if (next < dataStart) return null
+    const part = readHeaders(body, pos, headersEnd, dataStart, next)
+    if (part === null) return null
+    parts.push(part)
+    pos = next + needle.length
+    if (body.length - pos < 2) return null
+    if (body[pos] === 0x2d && body[pos + 1] === 0x2d) {
+      // The closing delimiter, then at most a CRLF: busboy counts delimiters after it in the same piece.
+      const rest = body.length - pos - 2
+      return rest === 0 || (rest === 2 && body.readUInt16LE(pos + 2) === CRLF) ? parts : null
+    }
+    if (body.readUInt16LE(pos) !== CRLF) return null
+    pos += 2
+  }
+}
+
+function startsWithAt (body: Buffer, text: string, at: number): boolean {
+  if (body.length < at + text.length) return false
+  for (let i = 0; i < text.length; i++) if (body[at + i] !== text.charCodeAt(i)) return false
+  return true
+}
+
+/** The part's headers, or null when they are not canonical. */
+function readHeaders (body: Buffer, start: number, end: number, dataStart: number, dataEnd: number): CanonicalPart | null {
+  let name: string | undefined
+  let filename: string | undefined
+  let mimeType = 'text/plain'
+  let sawType = false
+  let line = start
+  while (line < end) {
+    let lineEnd = body.indexOf('\r\n', line, 'latin1')
+    if (lineEnd === -1 || lineEnd > end) lineEnd = end
+    const header = body.toString('latin1', line, lineEnd)
+    const lower = header.toLowerCase()
+    if (lower.startsWith(DISPOSITION) && name === undefined) {
+      const params = readDisposition(body, line + DISPOSITION.length, lineEnd)
+      if (params === null) return null
+      ;({ name, filename } = params)
+    } else if (lower.startsWith(CONTENT_TYPE) && !sawType) {
+      const type = readMediaType(lower.slice(CONTENT_TYPE.length))
+      if (type === null) return null
+      mimeType = type
+      sawType = true
+    } else {
+      return null
+    }
+    line = lineEnd + 2
+  }
+  if (name === undefined) return null
+  return { name, filename, mimeType, isFile: filename !== undefined || mimeType === 'application/octet-stream', start: dataStart, end: dataEnd }
+}
+
+/** ` form-data; name="…"` and an optional `; filename="…"`, the values as busboy decodes them (UTF-8, base name). */
+function readDisposition (body: Buffer, from: number, to: number): { name: string, filename: string | undefined } | null {
+  let pos = skipSpaces(body, from, to)
+  if (!startsWithLower(body, 'form-data; name="', pos)) return null
+  pos += 17
+  const nameEnd = quotedEnd(body, pos, to)
+  if (nameEnd === -1 || nameEnd === pos) return null
+  const name = body.toString('utf8', pos, nameEnd)
+  pos = nameEnd + 1
+  if (pos === to) return { name, filename: undefined }
+  if (!startsWithLower(body, '; filename="', pos)) return null
+  pos += 12
+  const fileEnd = quotedEnd(body, pos, to)
+  // An empty file name is no file name to busboy; the general path reads that case.
+  if (fileEnd === -1 || fileEnd === pos || fileEnd + 1 !== to) return null
+  return { name, filename: baseName(body.toString('utf8', pos, fileEnd)) }
+}
+
+function skipSpaces (body: Buffer, pos: number, to: number): number {
+  while (pos < to && (body[pos] === 0x20 || body[pos] === 0x09)) pos++
+  return pos
+}
+
+function startsWithLower (body: Buffer, text: string, at: number): boolean {
+  if (body.length < at + text.length) return false
+  for (let i = 0; i < text.length; i++) {
+    const code = body[at + i]
+    if ((code >= 0x41 && code <= 0x5a ? code + 0x20 : code) !== text.charCodeAt(i)) return false
+  }
+  return true
+}
+
+/** Where a quoted value that holds no escape, quote or control character ends (at its closing quote), or -1. */
+function quotedEnd (body: Buffer, pos: number, to: number): number {
+  for (; pos < to; pos++) {
+    const code = body[pos]
+    if (code === 0x22) return pos
+    if (code === 0x5c || code < 0x20 || code === 0x7f) return -1
+  }
+  return -1
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/
+
+/** `type/subtype` (already lower-cased) with optional spaces before it and no parameter, or null. */
+function readMediaType (value: string): string | null {
+  const type = value.replace(/^[ \t]+/, '')
+  return type.length <= 255 && TOKEN.test(type) ? type : null
+}
+
+/** The last segment of a path, as busboy keeps it: after the last `/` or `\`; `.` and `..` give ''. */
+function baseName (path: string): string {
+  let cut = path.length
+  while (cut > 0 && path.charCodeAt(cut - 1) !== 0x2f && path.charCodeAt(cut - 1) !== 0x5c) cut--
+  const base = path.slice(cut)
+  return base === '.' || base === '..' ? '' : base
+}
+
+/** Whether a request's body is small enough to be read whole and tried on the fast path. */
+export function isSmallBody (req: BodyRequest, limit: number): boolean {
+  const length = req.headers['content-length']
+  if (length === undefined || req.headers['transfer-encoding'] !== undefined) return false
+  const declared = Number(length)
+  return Number.isInteger(declared) && declared <= FAST_PATH_MAX_BYTES && declared <= limit
+}
+
+/** Bodies up to this size are read whole first (memory bounded by it), larger ones stream. */
+export const FAST_PATH_MAX_BYTES = 64 * 1024

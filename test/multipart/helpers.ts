@@ -308,11 +308,12 @@ function parseAnswer (data: Buffer): Answer {
 /**
  * A request cut off mid-body: writes the head (declaring `contentLength`) and `sent`, waits until the server has
  * read all of it, then either the client destroys its socket or the server calls `req.destroy(err)` (as a
- * timeout or a proxy does). Resolves once the client's socket is closed.
+ * timeout or a proxy does). `ready` can hold the cut back further (e.g. until a file is on disk); it is waited
+ * for at most 5 s. Resolves once the client's socket is closed.
  */
 export async function interruptMidBody (server: MultipartServer, sent: Buffer, contentLength: number,
-  by: 'client' | 'server' = 'client', contentType = FORM_TYPE): Promise<void> {
-  const head = Buffer.from(requestHead({ 'Content-Type': contentType, 'Content-Length': contentLength }), 'latin1')
+  by: 'client' | 'server' = 'client', ready: () => boolean = () => true): Promise<void> {
+  const head = Buffer.from(requestHead({ 'Content-Type': FORM_TYPE, 'Content-Length': contentLength }), 'latin1')
   const before = server.count
   const socket = net.connect(server.port, '127.0.0.1')
   socket.on('error', () => {})
@@ -321,7 +322,8 @@ export async function interruptMidBody (server: MultipartServer, sent: Buffer, c
   await new Promise((resolve) => socket.write(Buffer.concat([head, sent]), resolve))
   // Polls the server side: the cut must come after the bytes arrived, or it is not "mid-file".
   const until = Date.now() + 5000
-  while (Date.now() < until && (server.count === before || (server.lastSocket?.bytesRead ?? 0) < head.length + sent.length)) await sleep(1)
+  const arrived = (): boolean => server.count > before && (server.lastSocket?.bytesRead ?? 0) >= head.length + sent.length
+  while (Date.now() < until && !(arrived() && ready())) await sleep(1)
   const closed = new Promise((resolve) => socket.once('close', resolve))
   if (by === 'client') socket.destroy()
   else server.lastRequest?.destroy(new Error('the server gave up on this request'))

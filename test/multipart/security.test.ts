@@ -68,6 +68,11 @@ function assertAccepted (answer: Answer): NonNullable<Answer['json']> {
   return answer.json as NonNullable<Answer['json']>
 }
 
+/** Whether this test's upload folder holds a file yet: the cut then comes while a file is being written. */
+function hasUpload (h: Harness): () => boolean {
+  return () => listUploads(h.dir as string).length > 0
+}
+
 const head = (headers: string): Buffer => Buffer.from('--' + BOUNDARY + '\r\n' + headers + '\r\n\r\n', 'latin1')
 
 for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const) {
@@ -104,13 +109,10 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
       const h = await setUp(t, entry, { files: true }, true)
       const partial = file('f', 'a.bin', Buffer.alloc(100_000, 1)).subarray(0, 40_000)
       for (let i = 0; i < 50; i++) {
-        await interruptMidBody(h.server, partial, 200_000, 'server')
-        const outcome = await h.server.outcome(h.server.count - 1)
-        assert.equal(outcome.calls, 1)
-        assert.ok(outcome.status >= 400, JSON.stringify(outcome.json))
-        assert.deepEqual(outcome.uploadsAtNext, [])
+        await interruptMidBody(h.server, partial, 200_000, 'server', hasUpload(h))
+        // The pipeline reports a destroyed request as an aborted one, whoever destroyed it.
+        await assertRefused(h, null, 400, 'request.aborted')
       }
-      assert.equal(new Set(h.server.outcomes.slice(1).map((o) => o.json.type)).size, 1, 'one error type for one cause')
       await assertClean(h)
     })
 
@@ -134,7 +136,7 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
     it('multer CVE-2026-2359: raw socket, Content-Length 999999, 16 file bytes, destroy: settles as request.aborted, folder empty', async (t) => {
       const h = await setUp(t, entry, { files: true }, true)
       const partial = Buffer.concat([head('Content-Disposition: form-data; name="f"; filename="a.bin"'), Buffer.from('sixteen bytes!!!')])
-      await interruptMidBody(h.server, partial, 999_999)
+      await interruptMidBody(h.server, partial, 999_999, 'client', hasUpload(h))
       await assertRefused(h, null, 400, 'request.aborted')
       await assertClean(h)
     })
@@ -177,7 +179,7 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
       const h = await setUp(t, entry, { files: true }, true)
       const partial = Buffer.concat([file('done', 'a.txt', 'complete'), file('f', 'b.bin', Buffer.alloc(100_000, 2)).subarray(0, 30_000)])
       for (let i = 0; i < 100; i++) {
-        await interruptMidBody(h.server, partial, 200_000)
+        await interruptMidBody(h.server, partial, 200_000, 'client', hasUpload(h))
         await assertRefused(h, null, 400, 'request.aborted')
       }
       await assertClean(h)
@@ -187,7 +189,7 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
       const h = await setUp(t, entry, { files: true }, true)
       const partial = file('f', 'big.bin', Buffer.alloc(300_000, 3)).subarray(0, 150_000)
       for (let i = 0; i < 200; i++) {
-        await interruptMidBody(h.server, partial, 300_000)
+        await interruptMidBody(h.server, partial, 300_000, 'client', hasUpload(h))
         await assertRefused(h, null, 400, 'request.aborted')
       }
       await assertClean(h)
@@ -257,11 +259,13 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
     it('rack CVE-2022-44571, CVE-2026-34827, multiparty CVE-2026-8159: an 8 KB Content-Disposition of quotes and escapes is answered', async (t) => {
       const h = await setUp(t, entry, { files: true }, true)
       const escapes = await h.server.send(form(part('Content-Disposition: form-data; name="f"; filename="' + '\\"'.repeat(4000) + '"', 'x')))
-      assert.equal(assertAccepted(escapes).files?.[0]?.originalName, '"'.repeat(4000))
-      const quotes = await h.server.send(form(part('Content-Disposition: form-data; name="a"; x="' + '"'.repeat(8000), 'x')))
-      assert.ok(quotes.status === 200 || quotes.status === 400, quotes.text)
-      const backslashes = await h.server.send(form(part('Content-Disposition: form-data; name="a' + '\\'.repeat(8000) + '"', 'x')))
-      assert.ok(backslashes.status === 200 || (backslashes.status >= 400 && backslashes.status < 500), backslashes.text)
+      assert.equal(assertAccepted(escapes).files?.[0]?.originalName === '"'.repeat(4000), true, 'each quoted-pair read as its character')
+      const backslashes = await h.server.send(form(part('Content-Disposition: form-data; name="f"; filename="' + '\\a'.repeat(4000) + '"', 'x')))
+      // busboy keeps backslashes in a file name (Windows paths) and then takes its base name: only the last `a` is left.
+      assert.equal(assertAccepted(backslashes).files?.[0]?.originalName, 'a')
+      // An unterminated quoted value: busboy cannot read the Content-Disposition and skips the part (docs/multipart.md).
+      const quotes = await h.server.send(form(part('Content-Disposition: form-data; name="a"; x="' + '"'.repeat(8000), 'x'), field('b', '1')))
+      assert.deepEqual(assertAccepted(quotes), { body: { b: '1' }, files: [] })
       await assertClean(h)
     })
 
@@ -366,7 +370,10 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
         [entry.json(), 'application/json', '{"files":[{"path":"/etc/passwd","fieldName":"f"}],"file":{"path":"/etc/passwd"}}'],
         [entry.urlencoded({ extended: true }), 'application/x-www-form-urlencoded', 'files[0][path]=/etc/passwd&file[path]=/etc/passwd']
       ] as const) {
-        const server = await startMultipartServer(t, parser as Middleware)
+        // multipart() with files on runs after it: a body another parser read is not multipart's to describe.
+        const multipart = entry.multipart({ files: true }) as Middleware
+        const chain: Middleware = (req, res, next) => (parser as Middleware)(req, res, (err) => err ? next(err) : multipart(req, res, next))
+        const server = await startMultipartServer(t, chain)
         const answer = await server.send(Buffer.from(body), { contentType })
         const json = assertAccepted(answer)
         assert.equal('files' in json, false, 'req.files is not set')
@@ -404,7 +411,7 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
     it('multer #1176, @fastify/multipart CVE-2026-19474: a whole file with no closing delimiter, then the client aborts: request.aborted, folder empty', async (t) => {
       const h = await setUp(t, entry, { files: true }, true)
       const sent = Buffer.concat([file('a', 'one.txt', 'complete file'), head('Content-Disposition: form-data; name="b"; filename="two.txt"'), Buffer.from('all of it, but no delimiter')])
-      await interruptMidBody(h.server, sent, sent.length + 1000)
+      await interruptMidBody(h.server, sent, sent.length + 1000, 'client', hasUpload(h))
       await assertRefused(h, null, 400, 'request.aborted')
       await assertClean(h)
     })

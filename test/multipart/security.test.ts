@@ -142,6 +142,8 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
     })
 
     it('multer CVE-2026-3520: 20,000 one-byte files on disk then a malformed tail: a 4xx, no stack overflow, every file removed', async (t) => {
+      // Needs more than ~1,100 descriptors: disk storage opens one per file part with no cap on how many are open at
+      // once, so under `ulimit -n 1024` this request gets 500 multipart.storage.failed (EMFILE) instead of its 400.
       const count = 20_000
       const h = await setUp(t, entry, { limit: '10mb', partLimit: count + 1, files: { fileLimit: count } }, true)
       const files = Buffer.concat(Array.from({ length: count }, (_, i) => file('f' + i, 'a', 'x')))

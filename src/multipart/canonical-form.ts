@@ -31,7 +31,7 @@ export function readCanonicalForm (body: Buffer, boundary: string): CanonicalPar
   if (body.length === 0) return parts
   const delimiter = '--' + boundary
   const needle = '\r\n' + delimiter
-  if (!startsWithAt(body, delimiter, 0) || body.readUInt16LE(delimiter.length) !== CRLF) return null
+  if (body.length < delimiter.length + 2 || !startsWithAt(body, delimiter, 0) || body.readUInt16LE(delimiter.length) !== CRLF) return null
   let pos = delimiter.length + 2
   for (;;) {
     const headersEnd = body.indexOf('\r\n\r\n', pos, 'latin1')

@@ -46,7 +46,7 @@ export function createMultipartStage (settings: MultipartSettings, assembleField
     start (input, req, res, done) {
       const collector = createCollector(settings, assembleFields, res, done)
       if (!Buffer.isBuffer(input)) return readWithBusboy(settings, collector, input, req)
-      const parts = readCanonicalForm(input, readBoundary(req.headers['content-type'] as string) as string)
+      const parts = readCanonicalFormSafely(input, readBoundary(req.headers['content-type'] as string) as string)
       if (parts !== null) return readCanonicalParts(settings, collector, input, parts)
       // Not canonical: busboy reads the same bytes, in one piece.
       const stream = new Readable({ read () {} })
@@ -54,6 +54,15 @@ export function createMultipartStage (settings: MultipartSettings, assembleField
       stream.push(null)
       return readWithBusboy(settings, collector, stream, req)
     }
+  }
+}
+
+/** The fast path's reading, or null: it can only ever send a body to busboy, never be the reason a request fails. */
+function readCanonicalFormSafely (body: Buffer, boundary: string): CanonicalPart[] | null {
+  try {
+    return readCanonicalForm(body, boundary)
+  } catch {
+    return null
   }
 }
 

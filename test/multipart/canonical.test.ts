@@ -61,6 +61,29 @@ async function send (middleware: ReturnType<typeof bodykit.multipart>, contentTy
   return seen
 }
 
+describe('readCanonicalForm', () => {
+  it('never throws: every prefix of a canonical form, each with any byte replaced by a delimiter character', () => {
+    const boundary = 'z=,gG'
+    const body = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="a"; filename="x.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${boundary}\r\nContent-Disposition: form-data; name="b"\r\n\r\nv\r\n--${boundary}--\r\n`)
+    let checked = 0
+    for (let cut = 0; cut <= body.length; cut++) {
+      const prefix = body.subarray(0, cut)
+      const parts = readCanonicalForm(prefix, boundary)
+      // Only the whole form (or it without its last CRLF) is canonical; a cut one goes to busboy.
+      assert.equal(parts !== null, cut === 0 || cut === body.length || cut === body.length - 2, 'cut at ' + cut)
+      for (let at = 0; at < cut; at++) {
+        for (const byte of [0x0d, 0x0a, 0x2d, 0x22, 0x5c, 0x00, 0xff]) {
+          const copy = Buffer.from(prefix)
+          copy[at] = byte
+          readCanonicalForm(copy, boundary)
+          checked++
+        }
+      }
+    }
+    assert.ok(checked > 100_000)
+  })
+})
+
 for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const) {
   describe(`multipart fast path (${name} entry)`, () => {
     it('a canonical small form read whole gives what busboy gives it streamed', async () => {

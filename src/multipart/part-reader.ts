@@ -70,6 +70,8 @@ function readCanonicalFormSafely (body: Buffer, boundary: string): CanonicalPart
 interface Collector {
   field (name: string | undefined, value: string | undefined, truncated: boolean): void
   file (name: string | undefined, stream: Readable, filename: string | undefined, mimeType: string, encoding: string): void
+  /** A whole file already in memory (the fast path): stored as a file stream's bytes would be, without the stream. */
+  fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void
   partsLimit (): void
   error (err: HttpError): void
   /** The form ended (its closing delimiter was read and the body ended). */
@@ -167,6 +169,24 @@ function createCollector (settings: MultipartSettings, assembleFields: FieldAsse
         ? storeOnDisk(sink.directory, stream, fileInfo, onStored)
         : storeInMemory(stream, fileInfo, onStored))
     },
+    fileBytes (name, bytes, filename, mimeType) {
+      if (settled) return
+      if (fileSettings?.storage !== 'memory') {
+        const stream = new Readable({ read () {} })
+        this.file(name, stream, filename, mimeType, '7bit')
+        if (fileSettings !== null && bytes.length > fileSettings.fileSizeLimit) stream.emit('limit')
+        stream.push(bytes)
+        stream.push(null)
+        return
+      }
+      const problem = checkName(settings, name) ?? checkFile(settings, name, ++fileCount) ??
+        (bytes.length > fileSettings.fileSizeLimit ? errors.fileTooLarge(fileSettings.fileSizeLimit, name) : null)
+      if (problem !== null) {
+        finish(problem)
+        return
+      }
+      files.push({ fieldName: name, originalName: filename ?? '', mimeType, encoding: '7bit', size: bytes.length, buffer: bytes })
+    },
     partsLimit () { finish(errors.tooManyParts(settings.partLimit)) },
     error (err) { finish(err) },
     end () {
@@ -227,17 +247,12 @@ function readWithBusboy (settings: MultipartSettings, collector: Collector, sour
  * limit is passed at the part after the last allowed), a file over its limit as busboy's 'limit'. Returns the abort.
  */
 function readCanonicalParts (settings: MultipartSettings, collector: Collector, body: Buffer, parts: CanonicalPart[]): (callback: () => void) => void {
-  const fileSizeLimit = settings.files === null ? Infinity : settings.files.fileSizeLimit
   let count = 0
   for (const part of parts) {
     if (collector.settled) break
     const size = part.end - part.start
     if (part.isFile) {
-      const stream = new Readable({ read () {} })
-      collector.file(part.name, stream, part.filename, part.mimeType, '7bit')
-      if (size > fileSizeLimit) stream.emit('limit')
-      stream.push(body.subarray(part.start, Math.min(part.end, part.start + fileSizeLimit + 1)))
-      stream.push(null)
+      collector.fileBytes(part.name, body.subarray(part.start, part.end), part.filename, part.mimeType)
     } else if (size > settings.fieldSizeLimit) {
       collector.field(part.name, '', true)
     } else {

@@ -53,11 +53,9 @@ export function storeOnDisk (directory: string, stream: Readable, info: FileInfo
   const filePath = path.join(directory, fileName)
   // 'wx': never opens a file that already exists; 0o600: only the server's user reads uploads.
   const writer = fs.createWriteStream(filePath, { flags: 'wx', mode: 0o600 })
-  let size = 0
   let removing = false
   let closed = false
   const whenClosed: Array<() => void> = []
-  stream.on('data', (chunk: Buffer) => { size += chunk.length })
   writer.on('error', (err) => {
     if (!removing) done(err)
   })
@@ -68,7 +66,7 @@ export function storeOnDisk (directory: string, stream: Readable, info: FileInfo
   writer.on('finish', () => {
     // 'close' follows: the descriptor is released before the file is handed on.
     writer.once('close', () => {
-      if (!removing) done(null, { ...info, size, fileName, path: filePath })
+      if (!removing) done(null, { ...info, size: writer.bytesWritten, fileName, path: filePath })
     })
   })
   stream.pipe(writer)

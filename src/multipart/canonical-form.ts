@@ -149,6 +149,9 @@ function baseName (path: string): string {
   return base === '.' || base === '..' ? '' : base
 }
 
+/** Bodies up to this size are read whole first (memory bounded by it), larger ones stream. */
+const FAST_PATH_MAX_BYTES = 64 * 1024
+
 /** Whether a request's body is small enough to be read whole and tried on the fast path. */
 export function isSmallBody (req: BodyRequest, limit: number): boolean {
   const length = req.headers['content-length']
@@ -156,6 +159,3 @@ export function isSmallBody (req: BodyRequest, limit: number): boolean {
   const declared = Number(length)
   return Number.isInteger(declared) && declared <= FAST_PATH_MAX_BYTES && declared <= limit
 }
-
-/** Bodies up to this size are read whole first (memory bounded by it), larger ones stream. */
-export const FAST_PATH_MAX_BYTES = 64 * 1024

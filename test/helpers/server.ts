@@ -239,8 +239,8 @@ export interface RawReply {
 }
 
 /**
- * Writes `data` (chunks in order, each a separate write) on a fresh TCP socket and reads the whole
- * HTTP/1.1 reply until the server closes the connection. Write the `Connection: close` header yourself.
+ * Writes `data` (chunks in order, each a separate write, waiting for 'drain') on a fresh TCP socket and reads
+ * the whole HTTP/1.1 reply until the server closes the connection. Write the `Connection: close` header yourself.
  */
 export function rawRequest (port: number, data: RawData, options: RawOptions = {}): Promise<RawReply> {
   const { then = 'wait' } = options
@@ -265,11 +265,28 @@ export function rawRequest (port: number, data: RawData, options: RawOptions = {
         reject(err)
       }
     })
-    socket.on('connect', () => {
-      for (const chunk of chunks) socket.write(chunk)
+    socket.on('connect', async () => {
+      // Large bodies wait for 'drain', so the client's memory stays bounded by a chunk.
+      for (const chunk of chunks) {
+        if (settled || socket.destroyed) return
+        if (!socket.write(chunk)) await whenDrained(socket)
+      }
       if (then === 'end') socket.end()
       if (then === 'destroy') socket.destroy()
     })
+  })
+}
+
+/** Resolves on 'drain' or 'close', whichever comes first, and leaves no listener behind. */
+function whenDrained (socket: net.Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      socket.removeListener('drain', done)
+      socket.removeListener('close', done)
+      resolve()
+    }
+    socket.on('drain', done)
+    socket.on('close', done)
   })
 }
 

@@ -6,7 +6,7 @@ import net, { type AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import type { TestContext } from 'node:test'
-import { encode } from '../helpers/server'
+import { encode, rawRequest } from '../helpers/server'
 
 export type Next = (err?: unknown) => void
 export type Middleware = (req: IncomingMessage, res: ServerResponse, next: Next) => void
@@ -243,66 +243,10 @@ export function requestHead (headers: Record<string, string | number>): string {
   return lines.join('\r\n') + '\r\n\r\n'
 }
 
-/**
- * Writes the chunks on a fresh TCP socket (waiting for 'drain' so large bodies stay bounded in memory), then
- * reads the reply until the server closes the connection. A reset after a reply still counts as the reply.
- */
-export function exchange (port: number, chunks: Buffer[]): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1')
-    const received: Buffer[] = []
-    let settled = false
-    const finish = (): void => {
-      if (settled) return
-      settled = true
-      socket.destroy()
-      resolve(parseAnswer(Buffer.concat(received)))
-    }
-    socket.on('data', (chunk: Buffer) => received.push(chunk))
-    socket.on('end', finish)
-    socket.on('close', finish)
-    socket.on('error', (err: NodeJS.ErrnoException) => {
-      if (received.length > 0 || err.code === 'ECONNRESET' || err.code === 'EPIPE') finish()
-      else if (!settled) {
-        settled = true
-        reject(err)
-      }
-    })
-    socket.on('connect', async () => {
-      for (const chunk of chunks) {
-        if (settled || socket.destroyed) return
-        if (!socket.write(chunk)) await whenDrained(socket)
-      }
-    })
-  })
-}
-
-/** Resolves on 'drain' or 'close', whichever comes first, and leaves no listener behind. */
-function whenDrained (socket: net.Socket): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      socket.removeListener('drain', done)
-      socket.removeListener('close', done)
-      resolve()
-    }
-    socket.on('drain', done)
-    socket.on('close', done)
-  })
-}
-
-function parseAnswer (data: Buffer): Answer {
-  if (data.length === 0) return { status: 0, json: undefined, text: '' }
-  const text = data.toString('utf8')
-  const split = text.indexOf('\r\n\r\n')
-  const statusLine = text.slice(0, text.indexOf('\r\n'))
-  const bodyText = split === -1 ? '' : text.slice(split + 4)
-  let json: AnswerJson | undefined
-  try {
-    json = JSON.parse(bodyText) as AnswerJson
-  } catch {
-    json = undefined
-  }
-  return { status: Number(statusLine.split(' ')[1]), json, text: bodyText }
+/** Sends the chunks on a fresh TCP socket (test/helpers/server.ts `rawRequest`) and reads the reply as an {@link Answer}. */
+export async function exchange (port: number, chunks: Buffer[]): Promise<Answer> {
+  const reply = await rawRequest(port, chunks)
+  return { status: reply.status, json: reply.json as AnswerJson | undefined, text: reply.text }
 }
 
 /**

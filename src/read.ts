@@ -34,7 +34,7 @@ export interface StageResult {
  */
 export interface BodyStage {
   /** An error known from the headers alone (e.g. no boundary): the body is refused unread. */
-  check (req: BodyRequest): HttpError | null
+  check (req: BodyRequest): HttpError | Error | null
   /** Whether this (uncompressed) body is small enough to be read whole first, with raw-body, and then given to `start`. */
   readsWhole (req: BodyRequest, limit: number): boolean
   /**
@@ -42,7 +42,7 @@ export interface BodyStage {
    * reading and remove whatever was stored, then call back (used when the pipeline fails the request first).
    */
   start (input: Readable | Buffer, req: BodyRequest, res: ServerResponse | undefined,
-    done: (err: HttpError | null, result?: StageResult) => void): (callback: () => void) => void
+    done: (err: HttpError | Error | null, result?: StageResult) => void): (callback: () => void) => void
 }
 
 /** Everything a middleware needs per request, fixed when the middleware is created. */
@@ -106,7 +106,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase()
   const refusal = refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
   if (refusal !== null) {
-    refuse(settings.discard, req, res, next, refusal)
+    refuse(settings.discard, req, res, next, refusal as HttpError)
     return
   }
 
@@ -243,7 +243,8 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyReque
   let settled = false
   let result: StageResult | null = null
   let inflatedBytes = 0
-  const settle = (err: HttpError | getRawBody.RawBodyError | Error | null): void => {
+  /** `err`: an error as it is to be reported (reading errors are described by errors.readFailed first). */
+  const settle = (err: Error | null): void => {
     if (settled) return
     settled = true
     wire.stop()
@@ -256,18 +257,19 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyReque
       return
     }
     req.unpipe()
-    abort(() => { fail(settings.discard, req, res, next, err) })
+    abort(() => { report(settings.discard, req, res, next, err) })
   }
   const countInflated = (chunk: Buffer): void => {
     inflatedBytes += chunk.length
     if (inflatedBytes > limit) settle(errors.entityTooLarge(limit, inflatedBytes))
   }
-  const wire = new WireCounter(req, limit, declared, settle, function onWireEnd () {
+  const settleRead = (err: HttpError | getRawBody.RawBodyError | Error): void => { settle(errors.readFailed(err)) }
+  const wire = new WireCounter(req, limit, declared, settleRead, function onWireEnd () {
     if (result !== null) settle(null)
   })
   let source: Readable = req
   if (inflater !== null) {
-    inflater.on('error', settle)
+    inflater.on('error', settleRead)
     inflater.on('data', countInflated)
     source = req.pipe(inflater)
   }
@@ -291,7 +293,7 @@ function readWhole (settings: ReadSettings, stage: BodyStage, req: BodyRequest, 
       return
     }
     const abort = stage.start(body, req, res, function onStaged (stageErr, staged) {
-      if (stageErr !== null) abort(() => { fail(settings.discard, req, res, next, stageErr) })
+      if (stageErr !== null) abort(() => { report(settings.discard, req, res, next, stageErr) })
       else deliverStaged(settings, req, next, staged as StageResult)
     })
   })
@@ -321,7 +323,14 @@ function refuse (budget: DiscardBudget, req: BodyRequest, res: ServerResponse, n
 
 /** Reports a failed read, with the rest of the body discarded within bounds. */
 function fail (budget: DiscardBudget, req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError | getRawBody.RawBodyError | Error): void {
-  const error = errors.readFailed(err)
+  report(budget, req, res, next, errors.readFailed(err))
+}
+
+/**
+ * Reports an error as it was made (a streaming stage's: multer's errors keep their class and properties), with
+ * the rest of the body discarded within bounds.
+ */
+function report (budget: DiscardBudget, req: BodyRequest, res: ServerResponse, next: NextFunction, error: Error & { status?: number }): void {
   if (error.status === 413 && !req.complete && http2StreamOf(req) === null) {
     // Security (issue 5): a body known to be too large (or, for multipart, one with too many or too large parts)
     // is answered at once, not after it was all read

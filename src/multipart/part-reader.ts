@@ -1,21 +1,14 @@
-// The multipart stage: the body goes through busboy (or, small and canonical, the fast path), each part is counted
-// against its limit where it is crossed, fields are collected and files handed to a sink; one error ends it all
-// and removes every stored file.
+// The multipart stage: the body goes through busboy (or, small and canonical, the fast path) and each part is
+// reported to the policy's collector, which counts it, keeps it or refuses it. The readers are shared by
+// multipart() and bodykit/multer; what a form becomes is the policy's.
 import type { ServerResponse } from 'http'
 import { Readable } from 'stream'
 import busboy from 'busboy'
 import { parse as parseContentType } from 'content-type'
 import type { HttpError } from 'http-errors'
-import onFinished from 'on-finished'
-import * as errors from '../errors'
-import type { UploadedFile } from '../types'
 import type { BodyStage, StageResult } from '../read'
 import type { BodyRequest } from '../variants'
-import { isResponse } from '../wire'
 import { isSmallBody, readCanonicalForm, type CanonicalPart } from './canonical-form'
-import type { FieldAssembler, FormField } from './fields'
-import type { MultipartSettings } from './settings'
-import { removeAll, storeInMemory, storeOnDisk, type FileInfo, type StoredFile } from './sinks'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
 const MAX_BOUNDARY_LENGTH = 70
@@ -32,27 +25,81 @@ export function readBoundary (header: string): string | null {
   return typeof boundary === 'string' && boundary.length >= 1 && boundary.length <= MAX_BOUNDARY_LENGTH ? boundary : null
 }
 
-/** Builds the multipart stage for one middleware or reader. */
-export function createMultipartStage (settings: MultipartSettings, assembleFields: FieldAssembler): BodyStage {
-  // The fast path decodes values as UTF-8 itself; any other default charset is left to busboy.
-  const fastPath = settings.defaultCharset === 'utf-8' || settings.defaultCharset === 'utf8'
+/** What busboy says of a field part. */
+export interface FieldPartInfo {
+  readonly nameTruncated: boolean
+  readonly valueTruncated: boolean
+}
+
+/** What busboy says of a file part. */
+export interface FilePartInfo {
+  readonly filename: string | undefined
+  readonly encoding: string
+  readonly mimeType: string
+}
+
+/** A count busboy stops at: the part after the last one allowed is reported once. */
+export type CountLimit = 'parts' | 'files' | 'fields'
+
+/** What a part reader reports parts to: one per request, made by the policy. */
+export interface PartCollector {
+  field (name: string | undefined, value: string | undefined, info: FieldPartInfo): void
+  file (name: string | undefined, stream: Readable, info: FilePartInfo): void
+  /** A whole file already in memory (the fast path): stored as a file stream's bytes would be. */
+  fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void
+  countLimit (limit: CountLimit): void
+  /** busboy's error for a malformed body; `empty` when no byte of the body arrived. */
+  parserError (err: Error, empty: boolean): void
+  /** The form ended (its closing delimiter was read and the body ended). */
+  end (): void
+  readonly settled: boolean
+  /** Stops: no outcome is reported any more; removes every stored file, then calls back. */
+  abort (callback: () => void): void
+}
+
+/** What a form means: multipart()'s rules, or multer's. Fixed when the middleware is created. */
+export interface FormPolicy {
+  /** An error known from the headers alone (e.g. no boundary): the body is refused unread. */
+  check (req: BodyRequest): HttpError | Error | null
+  /** Whether a small canonical body may be read by the fast path instead of busboy. */
+  readonly fastPath: boolean
+  /** busboy's configuration for this request (charsets and the limits busboy counts). */
+  parserConfig (req: BodyRequest): ParserConfig
+  /** The collector of one request: `done` is called once, with the error or the form. */
+  collect (req: BodyRequest, res: ServerResponse | undefined, config: ParserConfig,
+    done: (err: HttpError | Error | null, result?: StageResult) => void): PartCollector
+}
+
+/** busboy's configuration, less the headers (busboy is given only the Content-Type). */
+export type ParserConfig = Omit<busboy.BusboyConfig, 'headers'>
+
+/** Builds the multipart stage of a policy. */
+export function createMultipartStage (policy: FormPolicy): BodyStage {
   return {
     check (req) {
-      return readBoundary(req.headers['content-type'] ?? '') === null ? errors.invalidBoundary() : null
+      return policy.check(req)
     },
     readsWhole (req, limit) {
-      return fastPath && isSmallBody(req, limit)
+      return policy.fastPath && isSmallBody(req, limit)
     },
     start (input, req, res, done) {
-      const collector = createCollector(settings, assembleFields, res, done)
-      if (!Buffer.isBuffer(input)) return readWithBusboy(settings, collector, input, req)
+      let config: ParserConfig
+      try {
+        config = policy.parserConfig(req)
+      } catch (err) {
+        // A limits function of the request that threw (multer's `limits` may be one).
+        process.nextTick(done, err as Error)
+        return (callback) => { process.nextTick(callback) }
+      }
+      const collector = policy.collect(req, res, config, done)
+      if (!Buffer.isBuffer(input)) return readWithBusboy(config, collector, input, req)
       const parts = readCanonicalFormSafely(input, readBoundary(req.headers['content-type'] as string) as string)
-      if (parts !== null) return readCanonicalParts(settings, collector, input, parts)
+      if (parts !== null) return readCanonicalParts(config, collector, input, parts)
       // Not canonical: busboy reads the same bytes, in one piece.
       const stream = new Readable({ read () {} })
       stream.push(input)
       stream.push(null)
-      return readWithBusboy(settings, collector, stream, req)
+      return readWithBusboy(config, collector, stream, req)
     }
   }
 }
@@ -66,165 +113,31 @@ function readCanonicalFormSafely (body: Buffer, boundary: string): CanonicalPart
   }
 }
 
-/** What a part reader reports parts to: the limits, the fields, the sinks and the single outcome. */
-interface Collector {
-  field (name: string | undefined, value: string | undefined, truncated: boolean): void
-  file (name: string | undefined, stream: Readable, filename: string | undefined, mimeType: string, encoding: string): void
-  /** A whole file already in memory (the fast path): stored as a file stream's bytes would be, without the stream. */
-  fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void
-  partsLimit (): void
-  error (err: HttpError): void
-  /** The form ended (its closing delimiter was read and the body ended). */
-  end (): void
-  readonly settled: boolean
-  /** Stops: no outcome is reported any more; removes every stored file, then calls back. */
-  abort (callback: () => void): void
-}
-
-/** The per-request state of one form, whichever reader reads it. */
-function createCollector (settings: MultipartSettings, assembleFields: FieldAssembler, res: ServerResponse | undefined,
-  done: (err: HttpError | null, result?: StageResult) => void): Collector {
-  const fileSettings = settings.files
-  const fields: FormField[] = []
-  const stored: StoredFile[] = []
-  const files: Array<UploadedFile | null> = []
-  let fileCount = 0
-  let pendingFiles = 0
-  let formEnded = false
-  let settled = false
-
-  const finish = (err: HttpError | null): void => {
-    if (settled) return
-    settled = true
-    if (err !== null) {
-      // Never from inside busboy's own call: destroying it there makes busboy throw (it goes on using its file stream).
-      process.nextTick(done, err)
-      return
-    }
-    let body: Record<string, unknown>
-    try {
-      body = assembleFields(fields)
-    } catch (thrown) {
-      removeAll(stored, () => { done(thrown as HttpError) })
-      return
-    }
-    const accepted = files as UploadedFile[]
-    const release = (): void => { removeAll(stored, noop) }
-    // Disk files live as long as the response: removed once it has finished, unless the handler moved them.
-    if (fileSettings?.storage === 'disk' && stored.length > 0 && isResponse(res)) onFinished(res, release)
-    done(null, { fields: body, files: fileSettings === null ? null : accepted, release })
-  }
-  const maybeFinish = (): void => {
-    if (formEnded && pendingFiles === 0) finish(null)
-  }
-
-  return {
-    get settled () { return settled },
-    field (name, value, truncated) {
-      if (settled) return
-      const problem = checkName(settings, name) ?? (
-        truncated
-          ? errors.fieldTooLarge(settings.fieldSizeLimit, name as string)
-          : fields.length >= settings.parameterLimit ? errors.tooManyFields(settings.parameterLimit) : null
-      )
-      if (problem !== null) {
-        finish(problem)
-        return
-      }
-      if (value === undefined) {
-        // busboy could not decode the charset the part declared.
-        finish(errors.unsupportedFieldCharset(name as string))
-        return
-      }
-      fields.push({ name: name as string, value })
-    },
-    file (name, stream, filename, mimeType, encoding) {
-      // Every stream gets its error listener before it can emit (multer CVE-2025-7338): busboy destroys an
-      // unfinished file with an error, which the parser's own 'error' reports.
-      stream.on('error', noop)
-      const problem = settled
-        ? null
-        : checkName(settings, name) ?? checkFile(settings, name as string, ++fileCount)
-      if (settled || problem !== null) {
-        stream.resume()
-        if (problem !== null) finish(problem)
-        return
-      }
-      const sink = fileSettings as NonNullable<typeof fileSettings>
-      const fileInfo: FileInfo = { fieldName: name as string, originalName: filename ?? '', mimeType, encoding }
-      const index = files.push(null) - 1
-      pendingFiles++
-      stream.on('limit', () => { finish(errors.fileTooLarge(sink.fileSizeLimit, name as string)) })
-      const onStored = (err: Error | null, file?: UploadedFile): void => {
-        if (settled) return
-        if (err !== null) {
-          finish(errors.storageFailed(err))
-          return
-        }
-        files[index] = file as UploadedFile
-        pendingFiles--
-        maybeFinish()
-      }
-      stored.push(sink.storage === 'disk'
-        ? storeOnDisk(sink.directory, stream, fileInfo, onStored)
-        : storeInMemory(stream, fileInfo, onStored))
-    },
-    fileBytes (name, bytes, filename, mimeType) {
-      if (settled) return
-      if (fileSettings?.storage !== 'memory') {
-        const stream = new Readable({ read () {} })
-        this.file(name, stream, filename, mimeType, '7bit')
-        if (fileSettings !== null && bytes.length > fileSettings.fileSizeLimit) stream.emit('limit')
-        stream.push(bytes)
-        stream.push(null)
-        return
-      }
-      const problem = checkName(settings, name) ?? checkFile(settings, name, ++fileCount) ??
-        (bytes.length > fileSettings.fileSizeLimit ? errors.fileTooLarge(fileSettings.fileSizeLimit, name) : null)
-      if (problem !== null) {
-        finish(problem)
-        return
-      }
-      files.push({ fieldName: name, originalName: filename ?? '', mimeType, encoding: '7bit', size: bytes.length, buffer: bytes })
-    },
-    partsLimit () { finish(errors.tooManyParts(settings.partLimit)) },
-    error (err) { finish(err) },
-    end () {
-      formEnded = true
-      maybeFinish()
-    },
-    abort (callback) {
-      settled = true
-      removeAll(stored, callback)
-    }
-  }
-}
-
 /** Reads a body stream with busboy. Returns the stage's abort. */
-function readWithBusboy (settings: MultipartSettings, collector: Collector, source: Readable, req: BodyRequest): (callback: () => void) => void {
+function readWithBusboy (config: ParserConfig, collector: PartCollector, source: Readable, req: BodyRequest): (callback: () => void) => void {
   let parser: busboy.Busboy
   try {
-    parser = createParser(settings, req)
-  } catch {
-    // busboy's own reading of the Content-Type found no boundary where readBoundary did.
-    collector.error(errors.invalidBoundary())
+    parser = busboy({ ...config, headers: { 'content-type': req.headers['content-type'] as string } })
+  } catch (err) {
+    // busboy's own reading of the Content-Type found no boundary where the policy's check did.
+    collector.parserError(err as Error, false)
     return (callback) => { collector.abort(callback) }
   }
   parser.on('field', (name: string | undefined, value: string | undefined, info: busboy.FieldInfo) => {
-    collector.field(name, value, info.valueTruncated)
+    collector.field(name, value, info)
   })
   parser.on('file', (name: string | undefined, stream: Readable, info: busboy.FileInfo) => {
-    collector.file(name, stream, info.filename, info.mimeType, info.encoding)
+    collector.file(name, stream, info)
   })
   let empty = true
   const onData = (): void => { empty = false }
   source.once('data', onData)
-  parser.on('partsLimit', () => { collector.partsLimit() })
+  parser.on('partsLimit', () => { collector.countLimit('parts') })
+  parser.on('filesLimit', () => { collector.countLimit('files') })
+  parser.on('fieldsLimit', () => { collector.countLimit('fields') })
   parser.on('error', (err: Error) => {
     source.removeListener('data', onData)
-    // An empty body is an empty form (as an empty urlencoded body is `{}`), not a form cut short.
-    if (empty && err.message === 'Unexpected end of form') collector.end()
-    else collector.error(describeParserError(err))
+    collector.parserError(err, empty)
   })
   parser.on('close', () => {
     source.removeListener('data', onData)
@@ -243,67 +156,42 @@ function readWithBusboy (settings: MultipartSettings, collector: Collector, sour
 }
 
 /**
- * Reports the parts of a canonical form as busboy would: each field or file in order, busboy's part count (its
- * limit is passed at the part after the last allowed), a file over its limit as busboy's 'limit'. Returns the abort.
+ * Reports the parts of a canonical form as busboy would with the same limits: each field or file in order, the
+ * files and fields over their counts skipped (reported once), the part count's limit at the part after the last
+ * allowed, a field over its size as truncated. Returns the abort.
  */
-function readCanonicalParts (settings: MultipartSettings, collector: Collector, body: Buffer, parts: CanonicalPart[]): (callback: () => void) => void {
+function readCanonicalParts (config: ParserConfig, collector: PartCollector, body: Buffer, parts: CanonicalPart[]): (callback: () => void) => void {
+  const limits = config.limits ?? {}
+  const fieldSizeLimit = limits.fieldSize ?? 1024 * 1024
+  const partsLimit = limits.parts ?? Infinity
+  const counts = { files: 0, fields: 0 }
+  const reached = { files: false, fields: false }
   let count = 0
   for (const part of parts) {
     if (collector.settled) break
-    const size = part.end - part.start
-    if (part.isFile) {
-      collector.fileBytes(part.name, body.subarray(part.start, part.end), part.filename, part.mimeType)
-    } else if (size > settings.fieldSizeLimit) {
-      collector.field(part.name, '', true)
+    const kind = part.isFile ? 'files' : 'fields'
+    if (counts[kind] === (limits[kind] ?? Infinity)) {
+      if (!reached[kind]) {
+        reached[kind] = true
+        collector.countLimit(kind)
+      }
     } else {
-      collector.field(part.name, body.toString('utf8', part.start, part.end), false)
+      counts[kind]++
+      const size = part.end - part.start
+      if (part.isFile) {
+        collector.fileBytes(part.name, body.subarray(part.start, part.end), part.filename, part.mimeType)
+      } else if (size > 0 && size >= fieldSizeLimit) {
+        // busboy marks a field truncated once its size reaches the limit, which an empty field never does.
+        collector.field(part.name, body.toString('utf8', part.start, part.start + fieldSizeLimit), { nameTruncated: false, valueTruncated: true })
+      } else {
+        collector.field(part.name, body.toString('utf8', part.start, part.end), { nameTruncated: false, valueTruncated: false })
+      }
     }
-    if (++count === settings.partLimit + 1) collector.partsLimit()
+    if (++count === partsLimit) collector.countLimit('parts')
   }
   // As from busboy, the end of the form is reported after the parts, not during the caller's own call.
   process.nextTick(() => { collector.end() })
   return (callback) => { collector.abort(callback) }
-}
-
-/** busboy, with the limits it enforces itself. */
-function createParser (settings: MultipartSettings, req: BodyRequest): busboy.Busboy {
-  return busboy({
-    headers: { 'content-type': req.headers['content-type'] as string },
-    defCharset: settings.defaultCharset,
-    // Browsers send names and file names as raw UTF-8.
-    defParamCharset: 'utf8',
-    limits: {
-      // busboy reports a limit when it is reached, not passed: one more byte or part means "over".
-      fieldSize: settings.fieldSizeLimit + 1,
-      fileSize: settings.files === null ? Infinity : settings.files.fileSizeLimit + 1,
-      parts: settings.partLimit + 1
-    }
-  })
-}
-
-/** A part's name must be present and within `fieldNameSizeLimit` (bytes). */
-function checkName (settings: MultipartSettings, name: string | undefined): HttpError | null {
-  // Security (multer CVE-2025-48997): a part without a name is refused, never passed on without one.
-  if (name === undefined || name === '') return errors.missingFieldName()
-  if (name.length > settings.fieldNameSizeLimit || Buffer.byteLength(name) > settings.fieldNameSizeLimit) {
-    return errors.fieldNameTooLarge(settings.fieldNameSizeLimit)
-  }
-  return null
-}
-
-/** Whether a file may be stored: files on, its field allowed, and within the count. */
-function checkFile (settings: MultipartSettings, name: string, count: number): HttpError | null {
-  const files = settings.files
-  if (files === null || (files.fieldNames !== null && !files.fieldNames.has(name))) return errors.unexpectedFile(name)
-  if (count > files.fileLimit) return errors.tooManyFiles(files.fileLimit, name)
-  return null
-}
-
-/** busboy's errors for a malformed body, as bodykit's typed errors. */
-function describeParserError (err: Error): HttpError {
-  if (err.message === 'Malformed part header') return errors.malformedPartHeader()
-  if (err.message === 'Unexpected end of form' || err.message === 'Unexpected end of file') return errors.unexpectedEndOfForm()
-  return errors.readFailed(err)
 }
 
 function noop (): void {}

@@ -3,6 +3,7 @@ import type { AnyOptions } from '../options'
 import type { BodyStage } from '../read'
 import type { Variant } from '../variants'
 import { createFieldAssembler } from '../multipart/fields'
+import { createFormPolicy } from '../multipart/form-collector'
 import { createMultipartStage } from '../multipart/part-reader'
 import { normalizeMultipartOptions } from '../multipart/settings'
 
@@ -21,7 +22,7 @@ export const multipartDefinition: StreamParserDefinition = {
   createStage (options, variant) {
     const settings = normalizeMultipartOptions(options)
     return {
-      stage: createMultipartStage(settings, createFieldAssembler(settings, variant)),
+      stage: createMultipartStage(createFormPolicy(settings, createFieldAssembler(settings, variant))),
       defaultLimit: settings.defaultLimit
     }
   }

@@ -1,0 +1,191 @@
+// multipart()'s policy: fields counted and assembled as urlencoded() builds a form, files to memory or disk with
+// finite limits, every limit its own typed error, and every stored file removed on any error.
+import type { ServerResponse } from 'http'
+import { Readable } from 'stream'
+import type { HttpError } from 'http-errors'
+import onFinished from 'on-finished'
+import * as errors from '../errors'
+import type { UploadedFile } from '../types'
+import type { StageResult } from '../read'
+import { isResponse } from '../wire'
+import type { FieldAssembler, FormField } from './fields'
+import { readBoundary, type FormPolicy, type ParserConfig, type PartCollector } from './part-reader'
+import type { MultipartSettings } from './settings'
+import { removeAll, storeInMemory, storeOnDisk, type FileInfo, type StoredFile } from './sinks'
+
+/** multipart()'s policy for one middleware or reader. */
+export function createFormPolicy (settings: MultipartSettings, assembleFields: FieldAssembler): FormPolicy {
+  const config: ParserConfig = {
+    defCharset: settings.defaultCharset,
+    // Browsers send names and file names as raw UTF-8.
+    defParamCharset: 'utf8',
+    limits: {
+      // busboy reports a limit when it is reached, not passed: one more byte or part means "over".
+      fieldSize: settings.fieldSizeLimit + 1,
+      fileSize: settings.files === null ? Infinity : settings.files.fileSizeLimit + 1,
+      parts: settings.partLimit + 1
+    }
+  }
+  return {
+    check (req) {
+      return readBoundary(req.headers['content-type'] ?? '') === null ? errors.invalidBoundary() : null
+    },
+    // The fast path decodes values as UTF-8 itself; any other default charset is left to busboy.
+    fastPath: settings.defaultCharset === 'utf-8' || settings.defaultCharset === 'utf8',
+    parserConfig: () => config,
+    collect: (_req, res, _config, done) => createCollector(settings, assembleFields, res, done)
+  }
+}
+
+/** The per-request state of one form, whichever reader reads it. */
+function createCollector (settings: MultipartSettings, assembleFields: FieldAssembler, res: ServerResponse | undefined,
+  done: (err: HttpError | null, result?: StageResult) => void): PartCollector {
+  const fileSettings = settings.files
+  const fields: FormField[] = []
+  const stored: StoredFile[] = []
+  const files: Array<UploadedFile | null> = []
+  let fileCount = 0
+  let pendingFiles = 0
+  let formEnded = false
+  let settled = false
+
+  const finish = (err: HttpError | null): void => {
+    if (settled) return
+    settled = true
+    if (err !== null) {
+      // Never from inside busboy's own call: destroying it there makes busboy throw (it goes on using its file stream).
+      process.nextTick(done, err)
+      return
+    }
+    let body: Record<string, unknown>
+    try {
+      body = assembleFields(fields)
+    } catch (thrown) {
+      removeAll(stored, () => { done(thrown as HttpError) })
+      return
+    }
+    const accepted = files as UploadedFile[]
+    const release = (): void => { removeAll(stored, noop) }
+    // Disk files live as long as the response: removed once it has finished, unless the handler moved them.
+    if (fileSettings?.storage === 'disk' && stored.length > 0 && isResponse(res)) onFinished(res, release)
+    done(null, { fields: body, files: fileSettings === null ? null : accepted, release })
+  }
+  const maybeFinish = (): void => {
+    if (formEnded && pendingFiles === 0) finish(null)
+  }
+
+  return {
+    get settled () { return settled },
+    field (name, value, { valueTruncated: truncated }) {
+      if (settled) return
+      const problem = checkName(settings, name) ?? (
+        truncated
+          ? errors.fieldTooLarge(settings.fieldSizeLimit, name as string)
+          : fields.length >= settings.parameterLimit ? errors.tooManyFields(settings.parameterLimit) : null
+      )
+      if (problem !== null) {
+        finish(problem)
+        return
+      }
+      if (value === undefined) {
+        // busboy could not decode the charset the part declared.
+        finish(errors.unsupportedFieldCharset(name as string))
+        return
+      }
+      fields.push({ name: name as string, value })
+    },
+    file (name, stream, { filename, mimeType, encoding }) {
+      // Every stream gets its error listener before it can emit (multer CVE-2025-7338): busboy destroys an
+      // unfinished file with an error, which the parser's own 'error' reports.
+      stream.on('error', noop)
+      const problem = settled
+        ? null
+        : checkName(settings, name) ?? checkFile(settings, name as string, ++fileCount)
+      if (settled || problem !== null) {
+        stream.resume()
+        if (problem !== null) finish(problem)
+        return
+      }
+      const sink = fileSettings as NonNullable<typeof fileSettings>
+      const fileInfo: FileInfo = { fieldName: name as string, originalName: filename ?? '', mimeType, encoding }
+      const index = files.push(null) - 1
+      pendingFiles++
+      stream.on('limit', () => { finish(errors.fileTooLarge(sink.fileSizeLimit, name as string)) })
+      const onStored = (err: Error | null, file?: UploadedFile): void => {
+        if (settled) return
+        if (err !== null) {
+          finish(errors.storageFailed(err))
+          return
+        }
+        files[index] = file as UploadedFile
+        pendingFiles--
+        maybeFinish()
+      }
+      stored.push(sink.storage === 'disk'
+        ? storeOnDisk(sink.directory, stream, fileInfo, onStored)
+        : storeInMemory(stream, fileInfo, onStored))
+    },
+    fileBytes (name, bytes, filename, mimeType) {
+      if (settled) return
+      if (fileSettings?.storage !== 'memory') {
+        const stream = new Readable({ read () {} })
+        this.file(name, stream, { filename, mimeType, encoding: '7bit' })
+        if (fileSettings !== null && bytes.length > fileSettings.fileSizeLimit) stream.emit('limit')
+        stream.push(bytes)
+        stream.push(null)
+        return
+      }
+      const problem = checkName(settings, name) ?? checkFile(settings, name, ++fileCount) ??
+        (bytes.length > fileSettings.fileSizeLimit ? errors.fileTooLarge(fileSettings.fileSizeLimit, name) : null)
+      if (problem !== null) {
+        finish(problem)
+        return
+      }
+      files.push({ fieldName: name, originalName: filename ?? '', mimeType, encoding: '7bit', size: bytes.length, buffer: bytes })
+    },
+    countLimit () {
+      // busboy counts only the parts for multipart(): fields and files are counted here, with their own errors.
+      finish(errors.tooManyParts(settings.partLimit))
+    },
+    parserError (err, empty) {
+      // An empty body is an empty form (as an empty urlencoded body is `{}`), not a form cut short.
+      if (empty && err.message === 'Unexpected end of form') this.end()
+      else finish(describeParserError(err))
+    },
+    end () {
+      formEnded = true
+      maybeFinish()
+    },
+    abort (callback) {
+      settled = true
+      removeAll(stored, callback)
+    }
+  }
+}
+
+/** A part's name must be present and within `fieldNameSizeLimit` (bytes). */
+function checkName (settings: MultipartSettings, name: string | undefined): HttpError | null {
+  // Security (multer CVE-2025-48997): a part without a name is refused, never passed on without one.
+  if (name === undefined || name === '') return errors.missingFieldName()
+  if (name.length > settings.fieldNameSizeLimit || Buffer.byteLength(name) > settings.fieldNameSizeLimit) {
+    return errors.fieldNameTooLarge(settings.fieldNameSizeLimit)
+  }
+  return null
+}
+
+/** Whether a file may be stored: files on, its field allowed, and within the count. */
+function checkFile (settings: MultipartSettings, name: string, count: number): HttpError | null {
+  const files = settings.files
+  if (files === null || (files.fieldNames !== null && !files.fieldNames.has(name))) return errors.unexpectedFile(name)
+  if (count > files.fileLimit) return errors.tooManyFiles(files.fileLimit, name)
+  return null
+}
+
+/** busboy's errors for a malformed body, as bodykit's typed errors. */
+function describeParserError (err: Error): HttpError {
+  if (err.message === 'Malformed part header') return errors.malformedPartHeader()
+  if (err.message === 'Unexpected end of form' || err.message === 'Unexpected end of file') return errors.unexpectedEndOfForm()
+  return errors.readFailed(err)
+}
+
+function noop (): void {}

@@ -162,3 +162,15 @@ export const legacy: Variant = {
     charsetOptions: false
   }
 }
+
+/**
+ * multer 2.x's behaviour, for `bodykit/multer`: the default entry's reading, but `req.body` is left alone when
+ * nothing is read (multer sets it only for a multipart body) and the upload fills `req.body` and the files itself.
+ */
+export const multer: Variant = {
+  ...modern,
+  prepareBody: () => {},
+  deliverForm: (_req, next) => { next() },
+  // multer reads every body busboy can; HTTP/2 bodies without a length included.
+  readsHttp2WithoutLength: true
+}

@@ -32,8 +32,7 @@ export function createFormPolicy (settings: MultipartSettings, assembleFields: F
     },
     // The fast path decodes values as UTF-8 itself; any other default charset is left to busboy.
     fastPath: settings.defaultCharset === 'utf-8' || settings.defaultCharset === 'utf8',
-    parserConfig: () => config,
-    collect: (_req, res, _config, done) => createCollector(settings, assembleFields, res, done)
+    begin: (_req, res, done) => ({ config, collector: createCollector(settings, assembleFields, res, done) })
   }
 }
 

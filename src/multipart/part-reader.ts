@@ -63,11 +63,14 @@ export interface FormPolicy {
   check (req: BodyRequest): HttpError | Error | null
   /** Whether a small canonical body may be read by the fast path instead of busboy. */
   readonly fastPath: boolean
-  /** busboy's configuration for this request (charsets and the limits busboy counts). */
-  parserConfig (req: BodyRequest): ParserConfig
-  /** The collector of one request: `done` is called once, with the error or the form. */
-  collect (req: BodyRequest, res: ServerResponse | undefined, config: ParserConfig,
-    done: (err: HttpError | Error | null, result?: StageResult) => void): PartCollector
+  /**
+   * One request's reading: busboy's configuration (charsets and the limits busboy counts) and the collector the
+   * parts go to, which calls `done` once, with the error or the form. May throw (multer's `limits` function).
+   */
+  begin (req: BodyRequest, res: ServerResponse | undefined, done: (err: HttpError | Error | null, result?: StageResult) => void): {
+    config: ParserConfig
+    collector: PartCollector
+  }
 }
 
 /** busboy's configuration, less the headers (busboy is given only the Content-Type). */
@@ -83,15 +86,14 @@ export function createMultipartStage (policy: FormPolicy): BodyStage {
       return policy.fastPath && isSmallBody(req, limit)
     },
     start (input, req, res, done) {
-      let config: ParserConfig
+      let reading: ReturnType<FormPolicy['begin']>
       try {
-        config = policy.parserConfig(req)
+        reading = policy.begin(req, res, done)
       } catch (err) {
-        // A limits function of the request that threw (multer's `limits` may be one).
         process.nextTick(done, err as Error)
         return (callback) => { process.nextTick(callback) }
       }
-      const collector = policy.collect(req, res, config, done)
+      const { config, collector } = reading
       if (!Buffer.isBuffer(input)) return readWithBusboy(config, collector, input, req)
       const parts = readCanonicalFormSafely(input, readBoundary(req.headers['content-type'] as string) as string)
       if (parts !== null) return readCanonicalParts(config, collector, input, parts)

@@ -1,0 +1,62 @@
+// multer's MulterError: the same class shape, codes and messages, plus the 4xx status an HTTP error handler reads.
+
+/** The codes multer 2.x reports, and their messages (public API: identical to multer's). */
+const MESSAGES = {
+  LIMIT_PART_COUNT: 'Too many parts',
+  LIMIT_FILE_SIZE: 'File too large',
+  LIMIT_FILE_COUNT: 'Too many files',
+  LIMIT_FIELD_KEY: 'Field name too long',
+  LIMIT_FIELD_VALUE: 'Field value too long',
+  LIMIT_FIELD_COUNT: 'Too many fields',
+  LIMIT_UNEXPECTED_FILE: 'Unexpected file field',
+  MISSING_FIELD_NAME: 'Field name missing',
+  LIMIT_FIELD_NESTING: 'Field name nesting too deep',
+  LIMIT_FIELD_ARRAY_INDEX: 'Field name array index too large',
+  STREAM_DESTROYED: 'File stream was destroyed',
+  INVALID_FIELD_NAME: 'Invalid field name'
+} as const
+
+/** A code of {@link MulterError}. */
+export type MulterErrorCode = keyof typeof MESSAGES
+
+/** The codes for a count or a size passed: answered 413, as bodykit's own limits are. */
+const TOO_LARGE: ReadonlySet<string> = new Set([
+  'LIMIT_PART_COUNT', 'LIMIT_FILE_SIZE', 'LIMIT_FILE_COUNT', 'LIMIT_FIELD_KEY', 'LIMIT_FIELD_VALUE', 'LIMIT_FIELD_COUNT'
+])
+
+/**
+ * An error of the upload (a limit, an unexpected file, a bad field name): check `err.code`. As multer's, with
+ * `field` and `filename` where they apply; `status` and `statusCode` (inherited, so not own properties) make
+ * Express answer 413 or 400 instead of multer's 500.
+ */
+export class MulterError extends Error {
+  code: string
+  field?: string
+  filename?: string
+  constructor (code: string, field?: string, filename?: string) {
+    super(code in MESSAGES ? MESSAGES[code as MulterErrorCode] : `Unknown error: ${code}`)
+    // compat(multer): `name` is an own property, as multer sets it.
+    this.name = this.constructor.name
+    this.code = code
+    if (field) this.field = field
+    if (filename) this.filename = filename
+  }
+
+  /** 413 for a limit passed, else 400. */
+  get status (): number {
+    return TOO_LARGE.has(this.code) ? 413 : 400
+  }
+
+  get statusCode (): number {
+    return this.status
+  }
+}
+
+/** busboy's error for a malformed body, passed on as multer passes it, with the 400 a client error deserves. */
+export function asClientError (err: Error): Error {
+  if (!('status' in err)) {
+    Object.defineProperty(err, 'status', { value: 400, configurable: true, writable: true })
+    Object.defineProperty(err, 'statusCode', { value: 400, configurable: true, writable: true })
+  }
+  return err
+}

@@ -1,0 +1,390 @@
+// multer's policy over the multipart stage: its limits handed to busboy, fields appended to `req.body` as they
+// arrive, files through fileFilter to the storage engine, and on any error every stored file removed before the
+// MulterError is reported; one request's state is a MulterUpload.
+import { AsyncResource } from 'async_hooks'
+import type { Readable } from 'stream'
+import busboy from 'busboy'
+import type { StageResult } from '../read'
+import type { FieldPartInfo, FilePartInfo, FormPolicy, ParserConfig, PartCollector } from '../multipart/part-reader'
+import type { BodyRequest } from '../variants'
+import { appendField, decodeFormName, exceedsArrayIndex, exceedsNesting } from './field-names'
+import { MulterError, asClientError } from './multer-error'
+import type { MulterFile, StorageEngine } from './storage'
+
+/** multer's `limits` (every key it takes; busboy is given them all, as multer gives them). */
+export interface MulterLimits {
+  fieldNameSize?: number
+  fieldSize?: number
+  fields?: number
+  fileSize?: number
+  files?: number
+  parts?: number
+  headerPairs?: number
+  fieldNestingDepth?: number
+  fieldArrayIndexLimit?: number
+  [key: string]: number | undefined
+}
+
+/** Decides whether a file is stored: `callback(null, true)`, skipped: `callback(null, false)`, or refused: `callback(err)`. */
+export type FileFilter = (req: BodyRequest, file: MulterFile, callback: (error: Error | null, acceptFile?: boolean) => void) => void
+
+/** Where files go on the request: `req.file` (VALUE), an array, an object of arrays by field, or nowhere. */
+export type FileStrategy = 'NONE' | 'VALUE' | 'ARRAY' | 'OBJECT'
+
+/** What one middleware reads a request with: the instance's options when the request arrives. */
+export interface MulterSetup {
+  readonly limits: MulterLimits | ((req: BodyRequest) => MulterLimits | null | undefined) | null | undefined
+  readonly preservePath: boolean | undefined
+  readonly defParamCharset: string
+  readonly defCharset: string | undefined
+  readonly highWaterMark: number | undefined
+  readonly fileHwm: number | undefined
+  readonly storage: StorageEngine
+  readonly fileFilter: FileFilter
+  readonly fileStrategy: FileStrategy
+}
+
+/** busboy's default for `fieldSize`, a finite one: multer adjusts it even without limits. */
+const DEFAULT_FIELD_SIZE = 1024 * 1024
+
+/**
+ * multer rejects a limit busboy would silently ignore (busboy compares with `===`, so '1mb' or NaN would mean
+ * "no limit"): a non-negative whole number, Infinity, null or undefined.
+ */
+export function validateLimits (limits: MulterLimits): void {
+  for (const key of Object.keys(limits)) {
+    const value = limits[key]
+    if (value === null || value === undefined || value === Infinity || (Number.isInteger(value) && value >= 0)) continue
+    throw new TypeError('Expected limits.' + key + ' to be a non-negative integer or Infinity')
+  }
+}
+
+/** The multer policy of one middleware; `setup` is read per request, as multer reads its instance. */
+export function createMulterPolicy (setup: () => MulterSetup): FormPolicy {
+  return {
+    check (req) {
+      // busboy's own verdict on the Content-Type (multer hands every multipart/* type to it): its error, as multer's.
+      try {
+        busboy({ headers: { 'content-type': req.headers['content-type'] as string } })
+        return null
+      } catch (err) {
+        return asClientError(err as Error)
+      }
+    },
+    fastPath: false,
+    begin (req, _res, done) {
+      const options = setup()
+      let limits = options.limits
+      if (typeof limits === 'function') {
+        limits = limits(req)
+        if (limits) validateLimits(limits)
+      }
+      const config = createParserConfig(options, limits ?? undefined)
+      return { config, collector: new MulterUpload(req, options, limits ?? undefined, done) }
+    }
+  }
+}
+
+/** busboy's configuration as multer makes it: a limit is "reached" in busboy one unit before multer's "passed". */
+function createParserConfig (options: MulterSetup, limits: MulterLimits | undefined): ParserConfig {
+  const parserLimits: Record<string, number | undefined> = { ...limits }
+  const fieldSize = typeof limits?.fieldSize === 'number' ? limits.fieldSize : DEFAULT_FIELD_SIZE
+  if (Number.isFinite(fieldSize)) parserLimits.fieldSize = fieldSize + 1
+  if (typeof limits?.fileSize === 'number' && Number.isFinite(limits.fileSize)) parserLimits.fileSize = limits.fileSize + 1
+  if (typeof limits?.parts === 'number' && Number.isFinite(limits.parts)) parserLimits.parts = limits.parts + 1
+  return {
+    limits: parserLimits,
+    preservePath: options.preservePath,
+    defParamCharset: options.defParamCharset,
+    defCharset: options.defCharset,
+    highWaterMark: options.highWaterMark,
+    fileHwm: options.fileHwm
+  }
+}
+
+type Done = (err: Error | null, result?: StageResult) => void
+
+/** One request's upload: multer's bookkeeping of fields, placeholders, pending writes and stored files. */
+class MulterUpload implements PartCollector {
+  private readonly appender: FileAppender
+  /** Files the engine stored, removed on error. */
+  private uploaded: MulterFile[] = []
+  /** Files the engine is storing. */
+  private pending: MulterFile[] = []
+  private pendingWrites = 0
+  private readFinished = false
+  private errorOccurred = false
+  /** The removal list was taken: a file stored after it is removed as it arrives. */
+  private cleanupDone = false
+  private readonly removedInCleanup = new Set<MulterFile>()
+  private whenNoPendingWrites: (() => void) | null = null
+  private finished = false
+
+  constructor (private readonly req: BodyRequest, private readonly options: MulterSetup,
+    private readonly limits: MulterLimits | undefined, private readonly done: Done) {
+    req.body = Object.create(null)
+    this.appender = new FileAppender(options.fileStrategy, req)
+  }
+
+  get settled (): boolean {
+    return this.errorOccurred || this.finished
+  }
+
+  private hasLimit (key: keyof MulterLimits): boolean {
+    return this.limits !== undefined && Object.prototype.hasOwnProperty.call(this.limits, key)
+  }
+
+  field (name: string | undefined, value: string | undefined, info: FieldPartInfo): void {
+    if (this.errorOccurred) return
+    if (name === undefined || name === null) return this.abortWithCode('MISSING_FIELD_NAME')
+    const fieldname = decodeFormName(name)
+    if (info.nameTruncated) return this.abortWithCode('LIMIT_FIELD_KEY')
+    if (info.valueTruncated) return this.abortWithCode('LIMIT_FIELD_VALUE', fieldname)
+    const limits = this.limits as MulterLimits
+    // compat(multer): the name's size is its length as it arrived, before the escapes are reversed.
+    if (this.hasLimit('fieldNameSize') && name.length > (limits.fieldNameSize as number)) return this.abortWithCode('LIMIT_FIELD_KEY')
+    if (this.hasLimit('fieldNestingDepth') && exceedsNesting(fieldname, limits.fieldNestingDepth as number)) {
+      return this.abortWithCode('LIMIT_FIELD_NESTING', fieldname)
+    }
+    if (this.hasLimit('fieldArrayIndexLimit') && exceedsArrayIndex(fieldname, limits.fieldArrayIndexLimit as number)) {
+      return this.abortWithCode('LIMIT_FIELD_ARRAY_INDEX', fieldname)
+    }
+    try {
+      appendField(this.req.body as Record<string, unknown>, fieldname, value)
+    } catch {
+      this.abortWithCode('INVALID_FIELD_NAME', fieldname)
+    }
+  }
+
+  file (name: string | undefined, stream: Readable, info: FilePartInfo): void {
+    let accepted = false
+    let aborting = false
+    let sizeLimitReached = false
+    let countsAsWrite = false
+    const originalname = info.filename && decodeFormName(info.filename)
+    const fieldname = name === undefined || name === null ? name : decodeFormName(name)
+    const settleWrite = (): void => {
+      if (!countsAsWrite) return
+      countsAsWrite = false
+      this.writeEnded()
+    }
+    // Security (multer CVE-2025-7338): the error listener exists before the stream can emit.
+    stream.on('error', (err) => {
+      settleWrite()
+      this.abortWithError(err)
+    })
+    // Security (multer CVE-2026-77063): listened to at once, so a limit passed while fileFilter runs is not missed.
+    stream.on('limit', () => {
+      sizeLimitReached = true
+      if (accepted) {
+        aborting = true
+        this.abortWithCode('LIMIT_FILE_SIZE', fieldname, originalname)
+      }
+    })
+    // Security (multer CVE-2025-48997): a file without a field name is an error, not a crash.
+    if (fieldname === undefined || fieldname === null) return this.abortWithCode('MISSING_FIELD_NAME')
+    // compat(multer): a part without a file name (or with an empty one) is no file: its bytes are skipped.
+    if (!originalname) {
+      stream.resume()
+      return
+    }
+    if (this.hasLimit('fieldNameSize') && (name as string).length > (this.limits as MulterLimits).fieldNameSize!) {
+      return this.abortWithCode('LIMIT_FIELD_KEY')
+    }
+    const file: MulterFile = { fieldname, originalname, encoding: info.encoding, mimetype: info.mimeType }
+    const placeholder = this.appender.insertPlaceholder(file)
+    this.options.fileFilter(this.req, file, (err, includeFile) => {
+      const skip = (): void => {
+        this.appender.removePlaceholder(placeholder)
+        stream.resume()
+      }
+      // Security (multer CVE-2026-3304): a file accepted after an error began its cleanup is never written.
+      if (this.errorOccurred) return skip()
+      if (err) {
+        this.appender.removePlaceholder(placeholder)
+        return this.abortWithError(err)
+      }
+      if (!includeFile) return skip()
+      if (sizeLimitReached) {
+        this.appender.removePlaceholder(placeholder)
+        return this.abortWithCode('LIMIT_FILE_SIZE', fieldname, originalname)
+      }
+      accepted = true
+      countsAsWrite = true
+      this.pendingWrites++
+      Object.defineProperty(file, 'stream', { configurable: true, enumerable: false, value: stream })
+      this.pending.push(file)
+      this.options.storage._handleFile(this.req, file, (storeErr, info) => {
+        const index = this.pending.indexOf(file)
+        if (index !== -1) this.pending.splice(index, 1)
+        if (aborting) {
+          // Over its size limit: stored only to be removed with the others.
+          this.appender.removePlaceholder(placeholder)
+          if (!storeErr) this.uploaded.push({ ...file, ...info })
+          return settleWrite()
+        }
+        if (storeErr) {
+          this.appender.removePlaceholder(placeholder)
+          settleWrite()
+          return this.abortWithError(storeErr as Error)
+        }
+        const stored: MulterFile = { ...file, ...info }
+        if (this.cleanupDone) {
+          // Security (multer CVE-2026-88932): stored after the cleanup took its list (a slow engine, or an abort
+          // while it chose a path): removed here, or it would be an orphan.
+          if (this.removedInCleanup.has(file)) {
+            this.appender.removePlaceholder(placeholder)
+            return settleWrite()
+          }
+          return this.options.storage._removeFile(this.req, stored, () => {
+            this.appender.removePlaceholder(placeholder)
+            settleWrite()
+          })
+        }
+        this.appender.replacePlaceholder(placeholder, stored)
+        this.uploaded.push(stored)
+        settleWrite()
+        this.indicateDone()
+      })
+    })
+  }
+
+  fileBytes (): void {
+    throw new Error('bodykit/multer reads no body on the fast path')
+  }
+
+  countLimit (limit: 'parts' | 'files' | 'fields'): void {
+    this.abortWithCode(limit === 'parts' ? 'LIMIT_PART_COUNT' : limit === 'files' ? 'LIMIT_FILE_COUNT' : 'LIMIT_FIELD_COUNT')
+  }
+
+  parserError (err: Error): void {
+    this.abortWithError(asClientError(err))
+  }
+
+  end (): void {
+    this.readFinished = true
+    this.indicateDone()
+  }
+
+  /** The pipeline stops the upload (the request was aborted or passed `limit`): cleanup without waiting for writes. */
+  abort (callback: () => void): void {
+    if (this.finished) {
+      process.nextTick(callback)
+      return
+    }
+    this.errorOccurred = true
+    this.finished = true
+    this.removeStored(callback)
+  }
+
+  private writeEnded (): void {
+    if (--this.pendingWrites === 0 && this.whenNoPendingWrites !== null) {
+      const next = this.whenNoPendingWrites
+      this.whenNoPendingWrites = null
+      next()
+    }
+  }
+
+  private indicateDone (): void {
+    if (!this.readFinished || this.pendingWrites !== 0 || this.errorOccurred || this.finished) return
+    this.finished = true
+    this.done(null, { fields: this.req.body, files: null, release: noop })
+  }
+
+  private abortWithCode (code: string, field?: string, filename?: string): void {
+    this.abortWithError(new MulterError(code, field, filename))
+  }
+
+  /** multer's abort: once the files being written are written, every stored file is removed, then the error is reported. */
+  private abortWithError (err: Error): void {
+    if (this.errorOccurred) return
+    this.errorOccurred = true
+    const finish = (): void => {
+      this.removeStored((storageErrors) => {
+        if (this.finished) return
+        this.finished = true
+        ;(err as Error & { storageErrors?: Error[] }).storageErrors = storageErrors
+        this.done(err)
+      })
+    }
+    if (this.pendingWrites === 0) finish()
+    else this.whenNoPendingWrites = finish
+  }
+
+  /** Removes the stored files and those being written that have a path, one after another (no recursion). */
+  private removeStored (callback: (storageErrors: Error[]) => void): void {
+    this.cleanupDone = true
+    const beingWritten = this.pending.filter((file) => file.path)
+    for (const file of beingWritten) this.removedInCleanup.add(file)
+    const files = this.uploaded.concat(beingWritten)
+    this.pending = []
+    const storageErrors: Error[] = []
+    let index = 0
+    const removeNext = (): void => {
+      if (index === files.length) return callback(storageErrors)
+      const file = files[index++]
+      this.options.storage._removeFile(this.req, file, (err) => {
+        if (err) {
+          Object.assign(err, { file, field: file.fieldname })
+          storageErrors.push(err)
+        }
+        // Security (multer CVE-2026-3520): the next removal starts on a fresh stack, 20,000 files or not.
+        setImmediate(removeNext)
+      })
+    }
+    removeNext()
+  }
+}
+
+/** Where accepted files appear on the request, in the order their parts arrived (placeholders keep the order). */
+class FileAppender {
+  constructor (private readonly strategy: FileStrategy, private readonly req: BodyRequest & { file?: unknown, files?: unknown }) {
+    if (strategy === 'ARRAY') req.files = []
+    else if (strategy === 'OBJECT') req.files = Object.create(null)
+  }
+
+  insertPlaceholder (file: MulterFile): Record<string, unknown> {
+    const placeholder: Record<string, unknown> = { fieldname: file.fieldname }
+    if (this.strategy === 'ARRAY') (this.req.files as unknown[]).push(placeholder)
+    else if (this.strategy === 'OBJECT') {
+      const byField = this.req.files as Record<string, unknown[]>
+      if (byField[file.fieldname]) byField[file.fieldname].push(placeholder)
+      else byField[file.fieldname] = [placeholder]
+    }
+    return placeholder
+  }
+
+  removePlaceholder (placeholder: Record<string, unknown>): void {
+    if (this.strategy === 'ARRAY') removeItem(this.req.files as unknown[], placeholder)
+    else if (this.strategy === 'OBJECT') {
+      const byField = this.req.files as Record<string, unknown[]>
+      const list = byField[placeholder.fieldname as string]
+      if (!list) return
+      removeItem(list, placeholder)
+      if (list.length === 0) delete byField[placeholder.fieldname as string]
+    }
+  }
+
+  replacePlaceholder (placeholder: Record<string, unknown>, file: MulterFile): void {
+    if (this.strategy === 'VALUE') {
+      this.req.file = file
+      return
+    }
+    // compat(multer): the placeholder object itself becomes the file, its keys in the file's order.
+    delete placeholder.fieldname
+    Object.assign(placeholder, file)
+  }
+}
+
+function removeItem (list: unknown[], item: unknown): void {
+  const index = list.indexOf(item)
+  if (index !== -1) list.splice(index, 1)
+}
+
+function noop (): void {}
+
+/** Calls `next` in the async context the middleware was called in (AsyncLocalStorage survives the upload), as multer does. */
+export function bindToCaller (next: (err?: unknown) => void): (err?: unknown) => void {
+  const resource = new AsyncResource('multer')
+  return (err) => { resource.runInAsyncScope(next, null, err) }
+}

@@ -171,6 +171,8 @@ export const multer: Variant = {
   ...modern,
   prepareBody: () => {},
   deliverForm: (_req, next) => { next() },
+  // compat(multer): type-is 1.x matches the type, as for body-parser 1.x: a Content-Type it cannot parse is no multipart.
+  readContentType: readContentTypeStrictly,
   // multer reads every body busboy can; HTTP/2 bodies without a length included.
   readsHttp2WithoutLength: true
 }

@@ -1,0 +1,246 @@
+// bodykit/multer against multer 2.x: generated forms (valid and damaged, in pieces) with every API, storage,
+// filter and limit sent to both over real sockets; req.body, the files, the error and what is left on disk must match.
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import type { Readable } from 'node:stream'
+import { after, before, describe, it } from 'node:test'
+import fc from 'fast-check'
+import realMulter from 'multer'
+import bodykitMulter from '../../src/multer'
+import { multipartInput, toBody, toPieces, type MultipartInput } from '../multipart/model'
+
+const RUNS = Number(process.env.MULTER_FUZZ_RUNS ?? 1000)
+
+type Multer = typeof realMulter
+type Next = (err?: unknown) => void
+type Middleware = (req: http.IncomingMessage, res: http.ServerResponse, next: Next) => void
+
+/** Field names as multer's users write them: plain, nested, arrays, and names append-field keeps literally. */
+const NAMES = ['f', 'g', 'a', 'a[]', 'a[b]', 'a[b][]', 'a[0]', 'a[1][c]', 'a[b][c]', 'x[', '[y]', 'a[]x', 'items[2]', 'items[x]', '__proto__', 'constructor', 'n%22q', 'a%0Ab']
+
+export interface Scenario {
+  api: 'single' | 'array' | 'fields' | 'none' | 'any'
+  maxCount: number | undefined
+  storage: 'memory' | 'disk' | 'custom'
+  filter: 'none' | 'sync-skip-x' | 'async-accept' | 'async-error-e'
+  limits: Record<string, number> | undefined
+  limitsAsFunction: boolean
+  preservePath: boolean
+  defParamCharset: 'latin1' | 'utf8' | undefined
+}
+
+const limitsArb = fc.option(fc.record({
+  fieldNameSize: fc.integer({ min: 0, max: 12 }),
+  fieldSize: fc.integer({ min: 0, max: 400 }),
+  fields: fc.integer({ min: 0, max: 6 }),
+  fileSize: fc.oneof(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 3200 })),
+  files: fc.integer({ min: 0, max: 6 }),
+  parts: fc.integer({ min: 0, max: 8 }),
+  headerPairs: fc.integer({ min: 1, max: 2000 }),
+  fieldNestingDepth: fc.integer({ min: 0, max: 3 }),
+  fieldArrayIndexLimit: fc.integer({ min: 0, max: 3 })
+}, { requiredKeys: [] }), { nil: undefined })
+
+const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
+  api: fc.constantFrom('single' as const, 'array' as const, 'fields' as const, 'none' as const, 'any' as const),
+  maxCount: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
+  storage: fc.constantFrom('memory' as const, 'disk' as const, 'custom' as const),
+  filter: fc.constantFrom('none' as const, 'sync-skip-x' as const, 'async-accept' as const, 'async-error-e' as const),
+  limits: limitsArb,
+  limitsAsFunction: fc.boolean(),
+  preservePath: fc.boolean(),
+  defParamCharset: fc.constantFrom('latin1' as const, 'utf8' as const, undefined)
+})
+
+/** The model's forms, with multer-style names on most parts; never compressed (multer reads no Content-Encoding). */
+const inputArb = fc.tuple(multipartInput, fc.array(fc.oneof({ weight: 2, arbitrary: fc.constant('f') }, { weight: 3, arbitrary: fc.constantFrom(...NAMES) }), { minLength: 8, maxLength: 8 }), fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }))
+  .map(([input, names, renames]): MultipartInput => ({
+    ...input,
+    gzip: false,
+    parts: input.parts.map((part, index) => part.kind !== 'bare' && part.name !== null && renames[index] ? { ...part, name: names[index] } : part)
+  }))
+
+/** A storage engine of the user's own: asynchronous, with its own property, recording removals. */
+function customStorage (removed: string[]): realMulter.StorageEngine {
+  return {
+    _handleFile (_req, file, callback) {
+      let size = 0
+      const stream = (file as unknown as { stream: Readable }).stream
+      stream.on('data', (chunk: Buffer) => { size += chunk.length })
+      stream.on('end', () => { setImmediate(() => { callback(null, { size, custom: 'kept:' + file.fieldname } as never) }) })
+    },
+    _removeFile (_req, file, callback) {
+      removed.push(file.fieldname)
+      setImmediate(callback, null)
+    }
+  }
+}
+
+/** The same middleware from either library, for a scenario. */
+function buildMiddleware (library: Multer, scenario: Scenario, dir: string, removed: string[]): Middleware {
+  const storage = scenario.storage === 'memory'
+    ? library.memoryStorage()
+    : scenario.storage === 'disk' ? library.diskStorage({ destination: dir }) : customStorage(removed)
+  const fileFilter = scenario.filter === 'none'
+    ? undefined
+    : (_req: unknown, file: { originalname: string }, callback: (err: Error | null, accept?: boolean) => void): void => {
+        if (scenario.filter === 'sync-skip-x') callback(null, !file.originalname.includes('x'))
+        else if (scenario.filter === 'async-accept') setImmediate(callback, null, true)
+        else setImmediate(() => { if (file.originalname.includes('e')) callback(new Error('refused by filter')); else callback(null, true) })
+      }
+  const limits = scenario.limits
+  const upload = library({
+    storage,
+    fileFilter: fileFilter as never,
+    limits: (scenario.limitsAsFunction && limits !== undefined ? () => limits : limits) as never,
+    preservePath: scenario.preservePath,
+    defParamCharset: scenario.defParamCharset
+  })
+  switch (scenario.api) {
+    case 'single': return upload.single('f') as unknown as Middleware
+    case 'array': return upload.array('f', scenario.maxCount) as unknown as Middleware
+    case 'fields': return upload.fields([{ name: 'f', maxCount: scenario.maxCount }, { name: 'a[]' }, { name: 'g', maxCount: 1 }]) as unknown as Middleware
+    case 'none': return upload.none() as unknown as Middleware
+    default: return upload.any() as unknown as Middleware
+  }
+}
+
+/** What one library made of one request, in comparable form. */
+interface Outcome {
+  error: Record<string, unknown> | null
+  body: unknown
+  file: unknown
+  files: unknown
+  onDisk: number
+  removed: string[]
+}
+
+/** A file as comparable: random names by shape, buffers as hex, paths relative to the case's folder. */
+function describeFile (file: Record<string, unknown>, dir: string): Record<string, unknown> {
+  const described: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(file)) {
+    if (Buffer.isBuffer(value)) described[key] = value.toString('hex')
+    else if (key === 'filename' && typeof value === 'string' && /^[0-9a-f]{32}$/.test(value)) described[key] = '<random>'
+    else if (key === 'destination') described[key] = value === dir ? '<dir>' : value
+    else if (key === 'path' && typeof value === 'string') described[key] = value === path.join(dir, String(file.filename)) ? '<dir>/<filename>' : value
+    else described[key] = value
+  }
+  return described
+}
+
+function describeFiles (files: unknown, dir: string): unknown {
+  if (files === undefined) return undefined
+  if (Array.isArray(files)) return files.map((file) => describeFile(file as Record<string, unknown>, dir))
+  return Object.fromEntries(Object.entries(files as Record<string, unknown[]>).map(([name, list]) => [name, list.map((file) => describeFile(file as Record<string, unknown>, dir))]))
+}
+
+function describeError (err: unknown): Record<string, unknown> {
+  const error = err as Error & Record<string, unknown>
+  return {
+    class: error.constructor.name,
+    name: error.name,
+    code: error.code,
+    field: error.field,
+    filename: error.filename,
+    message: error.message,
+    storageErrors: Array.isArray(error.storageErrors) ? error.storageErrors.length : error.storageErrors
+  }
+}
+
+/** One server per library; each request names its case, whose middleware and recorder are registered here. */
+interface Case {
+  middleware: Middleware
+  dir: string
+  removed: string[]
+  resolve: (outcome: Outcome) => void
+}
+
+function startServer (cases: Map<string, Case>): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const entry = cases.get(String(req.headers['x-case'])) as Case
+    entry.middleware(req, res, (err) => {
+      const request = req as typeof req & { body?: unknown, file?: Record<string, unknown>, files?: unknown }
+      entry.resolve({
+        error: err === undefined ? null : describeError(err),
+        body: err === undefined ? JSON.parse(JSON.stringify(request.body ?? null)) : null,
+        file: err === undefined && request.file !== undefined ? describeFile(request.file, entry.dir) : undefined,
+        files: err === undefined ? describeFiles(request.files, entry.dir) : undefined,
+        onDisk: fs.readdirSync(entry.dir).length,
+        removed: [...entry.removed]
+      })
+      res.statusCode = err === undefined ? 200 : 400
+      res.end()
+    })
+  })
+  return new Promise((resolve) => { server.listen(0, '127.0.0.1', () => { resolve(server) }) })
+}
+
+/** Sends the pieces; resolves once the socket is done (a refused upload may be cut short: that is not an outcome). */
+function send (port: number, id: string, input: MultipartInput, body: Buffer): Promise<void> {
+  return new Promise((resolve) => {
+    const headers: Record<string, string | number> = { 'content-type': 'multipart/form-data; boundary=' + input.boundary, 'x-case': id }
+    if (!input.chunked) headers['content-length'] = body.length
+    const req = http.request({ port, host: '127.0.0.1', method: 'POST', headers, agent: false }, (res) => {
+      res.resume()
+      res.on('end', resolve)
+      res.on('error', () => { resolve() })
+    })
+    req.on('error', () => { resolve() })
+    for (const piece of toPieces(input, body)) req.write(piece)
+    req.end()
+  })
+}
+
+let nextId = 0
+
+/** The outcome of one library for one input and scenario. */
+async function runOne (library: Multer, server: http.Server, cases: Map<string, Case>, input: MultipartInput, scenario: Scenario, body: Buffer): Promise<Outcome> {
+  const id = String(nextId++)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bodykit-multer-diff-'))
+  const removed: string[] = []
+  try {
+    let resolve!: (outcome: Outcome) => void
+    const outcome = new Promise<Outcome>((done) => { resolve = done })
+    cases.set(id, { middleware: buildMiddleware(library, scenario, dir, removed), dir, removed, resolve })
+    await send((server.address() as { port: number }).port, id, input, body)
+    return await outcome
+  } finally {
+    cases.delete(id)
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+describe('bodykit/multer against multer 2.x: generated forms, every API, storage, filter and limit', () => {
+  const realCases = new Map<string, Case>()
+  const ourCases = new Map<string, Case>()
+  let realServer: http.Server
+  let ourServer: http.Server
+  before(async () => {
+    realServer = await startServer(realCases)
+    ourServer = await startServer(ourCases)
+  })
+  after(() => {
+    realServer.close()
+    ourServer.close()
+  })
+
+  it(`gives multer's answer (${RUNS} generated requests)`, async () => {
+    let accepted = 0
+    const refusals = new Map<string, number>()
+    await fc.assert(fc.asyncProperty(inputArb, scenarioArb, async (input, scenario) => {
+      const body = toBody(input)
+      const expected = await runOne(realMulter, realServer, realCases, input, scenario, body)
+      const actual = await runOne(bodykitMulter as unknown as Multer, ourServer, ourCases, input, scenario, body)
+      assert.deepStrictEqual(actual, expected, 'bodykit/multer ' + JSON.stringify(actual) + '\nmulter         ' + JSON.stringify(expected))
+      if (expected.error === null) accepted++
+      else refusals.set(String(expected.error.code ?? expected.error.message), (refusals.get(String(expected.error.code ?? expected.error.message)) ?? 0) + 1)
+    }), { numRuns: RUNS })
+    // The generator must reach both outcomes often, or the comparison proves little.
+    assert.ok(accepted > RUNS / 5, `only ${accepted} of ${RUNS} requests accepted`)
+    assert.ok(accepted < RUNS, "no request refused")
+    console.log(`multer differential: ${accepted} of ${RUNS} accepted; refused: ${JSON.stringify(Object.fromEntries(refusals))}`)
+  })
+})

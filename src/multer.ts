@@ -61,6 +61,9 @@ class Multer {
     this.highWaterMark = options.highWaterMark
     this.fileHwm = options.fileHwm
     this.fileFilter = options.fileFilter || allowAll
+    if (options.streamHandler !== undefined && typeof options.streamHandler !== 'function') {
+      throw new TypeError('Expected streamHandler to be a function')
+    }
     if (options.streamHandler !== undefined) {
       // The pipeline reads the request itself (limits, read-off, HTTP/2): a body fed from elsewhere would bypass it.
       throw new TypeError('option streamHandler is not supported by bodykit/multer')

@@ -30,13 +30,15 @@ const TOO_LARGE: ReadonlySet<string> = new Set([
  * Express answer 413 or 400 instead of multer's 500.
  */
 export class MulterError extends Error {
-  code: string
-  field?: string
-  filename?: string
+  declare code: string
+  declare field?: string
+  declare filename?: string
   constructor (code: string, field?: string, filename?: string) {
-    super(code in MESSAGES ? MESSAGES[code as MulterErrorCode] : `Unknown error: ${code}`)
-    // compat(multer): `name` is an own property, as multer sets it.
+    super()
+    // compat(multer): `name` and `message` are own enumerable properties, in multer's order.
+    delete (this as { message?: string }).message
     this.name = this.constructor.name
+    this.message = code in MESSAGES ? MESSAGES[code as MulterErrorCode] : `Unknown error: ${code}`
     this.code = code
     if (field) this.field = field
     if (filename) this.filename = filename

@@ -1,0 +1,207 @@
+// bodykit/multer's API next to multer 2.x: module shape, option errors, MulterError, requests it skips, plain
+// streams with headers (as multer's users test), async context, and Express 4 and 5's default error handler.
+import assert from 'node:assert/strict'
+import { AsyncLocalStorage } from 'node:async_hooks'
+import fs from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import { PassThrough } from 'node:stream'
+import { describe, it, type TestContext } from 'node:test'
+import express5 from 'express'
+import express4 from 'express-4'
+import realMulter from 'multer'
+import bodykitMulter from '../../src/multer'
+
+type Multer = typeof realMulter
+type Next = (err?: unknown) => void
+type Middleware = (req: http.IncomingMessage, res: http.ServerResponse | null, next: Next) => void
+
+const LIBRARIES = [['multer', realMulter], ['bodykit/multer', bodykitMulter as unknown as Multer]] as const
+const BOUNDARY = 'XyZboundary'
+const FORM_TYPE = 'multipart/form-data; boundary=' + BOUNDARY
+
+function form (...parts: Array<[name: string, value: string, filename?: string]>): Buffer {
+  let text = ''
+  for (const [name, value, filename] of parts) {
+    text += '--' + BOUNDARY + '\r\nContent-Disposition: form-data; name="' + name + '"' +
+      (filename === undefined ? '' : '; filename="' + filename + '"\r\nContent-Type: text/plain') + '\r\n\r\n' + value + '\r\n'
+  }
+  return Buffer.from(text + '--' + BOUNDARY + '--\r\n')
+}
+
+/** What the middleware did with a request, comparable across the two libraries. */
+function describeOutcome (req: http.IncomingMessage, err: unknown): unknown {
+  const request = req as typeof req & { body?: unknown, file?: unknown, files?: unknown }
+  if (err !== undefined) {
+    const error = err as Error & Record<string, unknown>
+    return { error: { class: error.constructor.name, code: error.code, field: error.field, message: error.message } }
+  }
+  return JSON.parse(JSON.stringify({ body: request.body ?? '<none>', file: request.file ?? '<none>', files: request.files ?? '<none>' }, (key, value) =>
+    key === 'path' || key === 'destination' || key === 'filename' ? typeof value : value))
+}
+
+/** One request through a middleware on a real server; resolves with the outcome `next` saw. */
+async function outcomeOf (t: TestContext, middleware: Middleware, headers: http.OutgoingHttpHeaders, body: Buffer | null): Promise<unknown> {
+  let seen!: (outcome: unknown) => void
+  const outcome = new Promise((resolve) => { seen = resolve })
+  const server = http.createServer((req, res) => {
+    middleware(req, res, (err) => {
+      seen(describeOutcome(req, err))
+      res.end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => { server.close() })
+  const req = http.request({ port: (server.address() as { port: number }).port, host: '127.0.0.1', method: 'POST', headers, agent: false }, (res) => res.resume())
+  req.on('error', () => {})
+  req.end(body ?? undefined)
+  return await outcome
+}
+
+describe('bodykit/multer: the module as multer has it', () => {
+  it('exports a function with diskStorage, memoryStorage and MulterError', () => {
+    assert.equal(typeof bodykitMulter, 'function')
+    for (const key of ['diskStorage', 'memoryStorage', 'MulterError'] as const) assert.equal(typeof bodykitMulter[key], typeof realMulter[key])
+    const upload = bodykitMulter()
+    for (const method of ['single', 'array', 'fields', 'none', 'any'] as const) assert.equal(typeof upload[method], 'function')
+    assert.equal(upload.single('f').name, 'multerMiddleware')
+  })
+
+  it('throws multer\'s TypeError for the same bad options', () => {
+    const cases: unknown[] = ['x', null, 5, { limits: { fileSize: '1mb' } }, { limits: { files: NaN } }, { limits: { parts: true } },
+      { limits: { fields: -1 } }, { limits: { fieldSize: 1.5 } }, { streamHandler: 5 }]
+    for (const options of cases) {
+      const expected = catchMessage(() => realMulter(options as never))
+      assert.ok(expected !== null)
+      assert.deepEqual(catchMessage(() => bodykitMulter(options as never)), expected, JSON.stringify(options))
+    }
+    assert.doesNotThrow(() => bodykitMulter({ limits: { fileSize: Infinity, files: 0, fields: undefined } }))
+  })
+
+  it('refuses a streamHandler at creation: the pipeline reads the request itself (docs/differences.md)', () => {
+    assert.throws(() => bodykitMulter({ streamHandler: () => {} } as never), { name: 'TypeError', message: 'option streamHandler is not supported by bodykit/multer' })
+  })
+
+  it('makes MulterErrors as multer does, with a 4xx status that is not an own property', () => {
+    const codes = ['LIMIT_PART_COUNT', 'LIMIT_FILE_SIZE', 'LIMIT_FILE_COUNT', 'LIMIT_FIELD_KEY', 'LIMIT_FIELD_VALUE', 'LIMIT_FIELD_COUNT',
+      'LIMIT_UNEXPECTED_FILE', 'MISSING_FIELD_NAME', 'LIMIT_FIELD_NESTING', 'LIMIT_FIELD_ARRAY_INDEX', 'STREAM_DESTROYED', 'INVALID_FIELD_NAME', 'NO_SUCH_CODE']
+    for (const code of codes) {
+      const expected = new realMulter.MulterError(code as never, 'field', 'name.txt' as never)
+      const actual = new bodykitMulter.MulterError(code, 'field', 'name.txt')
+      assert.deepEqual(Object.keys(actual), Object.keys(expected))
+      assert.deepEqual({ ...actual }, { ...expected })
+      assert.equal(actual.message, expected.message)
+      assert.ok(actual instanceof Error && actual instanceof bodykitMulter.MulterError)
+      assert.equal(actual.status, code.startsWith('LIMIT_') && !['LIMIT_UNEXPECTED_FILE', 'LIMIT_FIELD_NESTING', 'LIMIT_FIELD_ARRAY_INDEX'].includes(code) ? 413 : 400)
+      assert.equal(Object.getOwnPropertyNames(actual).includes('status'), false)
+    }
+    assert.deepEqual(Object.keys(new bodykitMulter.MulterError('LIMIT_FILE_COUNT')), Object.keys(new realMulter.MulterError('LIMIT_FILE_COUNT')))
+  })
+})
+
+function catchMessage (run: () => unknown): { name: string, message: string } | null {
+  try {
+    run()
+    return null
+  } catch (err) {
+    return { name: (err as Error).name, message: (err as Error).message }
+  }
+}
+
+describe('bodykit/multer: requests it reads and skips, as multer', () => {
+  const requests: Array<[string, http.OutgoingHttpHeaders, Buffer | null]> = [
+    ['a form with a field and a file', { 'content-type': FORM_TYPE }, form(['a', '1'], ['f', 'hello', 'h.txt'])],
+    ['a chunked form', { 'content-type': FORM_TYPE, 'transfer-encoding': 'chunked' }, form(['a[b]', '1'], ['a[c][]', '2'])],
+    ['JSON', { 'content-type': 'application/json' }, Buffer.from('{"a":1}')],
+    ['no body', {}, null],
+    ['multipart/mixed', { 'content-type': 'multipart/mixed; boundary=' + BOUNDARY }, form(['a', '1'])],
+    ['no boundary', { 'content-type': 'multipart/form-data' }, form(['a', '1'])],
+    ['an empty boundary', { 'content-type': 'multipart/form-data; boundary=' }, form(['a', '1'])],
+    ['a Content-Type that does not parse', { 'content-type': 'multipart/form-data; boundary=a b' }, form(['a', '1'])],
+    ['an empty body', { 'content-type': FORM_TYPE }, Buffer.alloc(0)],
+    ['a body cut short', { 'content-type': FORM_TYPE }, form(['a', '1'], ['f', 'hello', 'h.txt']).subarray(0, 60)]
+  ]
+  for (const [what, headers, body] of requests) {
+    it(what, async (t) => {
+      const outcomes = []
+      for (const [, library] of LIBRARIES) outcomes.push(await outcomeOf(t, library().single('f') as unknown as Middleware, headers, body))
+      assert.deepEqual(outcomes[1], outcomes[0])
+    })
+  }
+
+  it('reads a plain stream carrying headers, with no response (as multer\'s users test)', async () => {
+    const body = form(['a', '1'], ['a', '2'], ['f', 'hello', 'h.txt'])
+    const outcomes = []
+    for (const [, library] of LIBRARIES) {
+      const req = new PassThrough() as PassThrough & { headers: http.IncomingHttpHeaders, complete?: boolean }
+      req.headers = { 'content-type': FORM_TYPE, 'content-length': String(body.length) }
+      const outcome = new Promise((resolve) => {
+        (library().single('f') as unknown as Middleware)(req as unknown as http.IncomingMessage, null, (err) => { resolve(describeOutcome(req as unknown as http.IncomingMessage, err)) })
+      })
+      req.end(body)
+      outcomes.push(await outcome)
+    }
+    assert.deepEqual(outcomes[1], outcomes[0])
+    assert.deepEqual((outcomes[1] as { body: unknown }).body, { a: ['1', '2'] })
+  })
+
+  it('calls next in the caller\'s async context (AsyncLocalStorage), as multer does', async (t) => {
+    const storage = new AsyncLocalStorage<string>()
+    const upload = bodykitMulter().none() as unknown as Middleware
+    const seen = await outcomeOf(t, (req, res, next) => {
+      storage.run('request-42', () => { upload(req, res, () => { next(storage.getStore() === 'request-42' ? undefined : new Error('context lost')) }) })
+    }, { 'content-type': FORM_TYPE }, form(['a', '1']))
+    assert.deepEqual(seen, { body: { a: '1' }, file: '<none>', files: '<none>' })
+  })
+
+  it('passes a file of exactly fileSize and refuses one byte more, with an async fileFilter (multer CVE-2026-77063)', async (t) => {
+    for (const [size, expected] of [[5, 'accepted'], [6, 'LIMIT_FILE_SIZE']] as const) {
+      for (const [, library] of LIBRARIES) {
+        const upload = library({ limits: { fileSize: 5 }, fileFilter: (_req, _file, callback) => { setImmediate(callback, null, true) } })
+        const outcome = await outcomeOf(t, upload.single('f') as unknown as Middleware, { 'content-type': FORM_TYPE }, form(['f', 'x'.repeat(size), 'a.txt']))
+        assert.equal((outcome as { error?: { code: string } }).error?.code ?? 'accepted', expected)
+      }
+    }
+  })
+})
+
+describe('bodykit/multer behind Express 4 and 5: what the client receives', () => {
+  for (const [major, express] of [['4', express4], ['5', express5]] as const) {
+    it(`Express ${major}: the same JSON for a form, and a 4xx where multer's MulterError gives 500 (docs/differences.md)`, async (t) => {
+      const answers: Array<Array<{ status: number, body: string }>> = []
+      for (const [, library] of LIBRARIES) {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bodykit-multer-express-'))
+        t.after(() => { fs.rmSync(dir, { recursive: true, force: true }) })
+        const app = (express as unknown as () => express5.Express)()
+        // Quiet: the default handler logs every error outside 'test'.
+        app.set('env', 'test')
+        const upload = library({ dest: dir, limits: { fileSize: 10 } })
+        app.post('/one', upload.single('f') as unknown as express5.RequestHandler, (req, res) => {
+          const request = req as typeof req & { file?: Record<string, unknown> }
+          res.json({ body: req.body, file: { ...request.file, path: typeof request.file?.path, filename: typeof request.file?.filename, destination: typeof request.file?.destination } })
+        })
+        const server = app.listen(0, '127.0.0.1')
+        await new Promise((resolve) => server.once('listening', resolve))
+        t.after(() => { server.close() })
+        const url = 'http://127.0.0.1:' + (server.address() as { port: number }).port + '/one'
+        const post = async (body: Buffer): Promise<{ status: number, body: string }> => {
+          const response = await fetch(url, { method: 'POST', headers: { 'content-type': FORM_TYPE, 'x-env': 'test' }, body })
+          const text = await response.text()
+          return { status: response.status, body: text.includes('{') ? text : text.split('\n')[0] }
+        }
+        answers.push([
+          await post(form(['a[b]', '1'], ['f', 'small', 'a.txt'])),
+          await post(form(['f', 'x'.repeat(11), 'big.txt'])),
+          await post(form(['g', 'y', 'other.txt'])),
+          await post(form(['a', '1']).subarray(0, 30))
+        ])
+      }
+      const [multer, ours] = answers
+      assert.deepEqual(ours[0], multer[0])
+      assert.equal(multer[0].status, 200)
+      assert.deepEqual(ours.slice(1).map((answer) => answer.status), [413, 400, 400])
+      assert.deepEqual(multer.slice(1).map((answer) => answer.status), [500, 500, 500])
+    })
+  }
+})

@@ -87,7 +87,7 @@ describe('bodykit/multer: the module as multer has it', () => {
     const codes = ['LIMIT_PART_COUNT', 'LIMIT_FILE_SIZE', 'LIMIT_FILE_COUNT', 'LIMIT_FIELD_KEY', 'LIMIT_FIELD_VALUE', 'LIMIT_FIELD_COUNT',
       'LIMIT_UNEXPECTED_FILE', 'MISSING_FIELD_NAME', 'LIMIT_FIELD_NESTING', 'LIMIT_FIELD_ARRAY_INDEX', 'STREAM_DESTROYED', 'INVALID_FIELD_NAME', 'NO_SUCH_CODE']
     for (const code of codes) {
-      const expected = new realMulter.MulterError(code as never, 'field', 'name.txt' as never)
+      const expected = new (realMulter.MulterError as unknown as new (code: string, field: string, filename: string) => Error)(code, 'field', 'name.txt')
       const actual = new bodykitMulter.MulterError(code, 'field', 'name.txt')
       assert.deepEqual(Object.keys(actual), Object.keys(expected))
       assert.deepEqual({ ...actual }, { ...expected })

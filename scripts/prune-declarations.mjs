@@ -6,7 +6,7 @@ import { builtinModules } from 'node:module'
 import path from 'node:path'
 
 const dist = path.join(import.meta.dirname, '..', 'dist')
-const ENTRIES = ['index.d.ts', 'legacy.d.ts']
+const ENTRIES = ['index.d.ts', 'legacy.d.ts', 'multer.d.ts']
 
 /** The module specifiers a declaration file imports or references. */
 function specifiersOf (text) {

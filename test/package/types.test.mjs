@@ -1,5 +1,6 @@
 // Compile matrix: consumer fixtures (test/types/consumer) type-checked against the packed package, and against
-// body-parser + @types/body-parser, for Express 4 and 5, in every module setting a TypeScript app uses.
+// body-parser + @types/body-parser (multer + @types/multer for bodykit/multer), for Express 4 and 5, in every
+// module setting a TypeScript app uses.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -64,13 +65,18 @@ before(async () => {
     await run('tar', ['-xzf', tarball, '-C', path.join(nodeModules, 'bodykit'), '--strip-components=1'])
     copyPackage(nodeModules, '@types/express', findPackage(EXPRESS_TYPES[major], root))
     copyPackage(nodeModules, '@types/node', findPackage('@types/node', root))
+    // multer's types for the shared multer fixtures, on this project's Express types (not the ones it depends on).
+    copyPackage(nodeModules, '@types/multer', findPackage('@types/multer', root), new Set(['@types/express']))
     // The schema libraries the `schema` fixtures use (their types ship in the packages).
     for (const library of ['zod', 'valibot']) copyPackage(nodeModules, library, findPackage(library, root))
-    // The same fixtures against body-parser: only the module names change (bodykit-only fixtures are left out).
+    // The same fixtures against body-parser and multer: only the module names change (bodykit-only fixtures are
+    // left out). Both targets are in one program, so bodykit/multer's globals must merge with @types/multer's.
     cpSync(fixtures, path.join(project, 'bodykit'), { recursive: true })
     mkdirSync(path.join(project, 'body-parser'))
     for (const file of readdirSync(fixtures).filter((name) => !name.includes('.bodykit.'))) {
-      const text = readFileSync(path.join(fixtures, file), 'utf8').replace(/'bodykit(\/legacy)?'/g, "'body-parser'")
+      const text = readFileSync(path.join(fixtures, file), 'utf8')
+        .replace(/'bodykit\/multer'/g, "'multer'")
+        .replace(/'bodykit(\/legacy)?'/g, "'body-parser'")
       writeFileSync(path.join(project, 'body-parser', file), text)
     }
   }
@@ -83,7 +89,7 @@ after(() => {
 it('packs only the entries\' and public modules\' declarations, which import nothing but Node builtins (plain names) and each other', async () => {
   const { stdout } = await run('tar', ['-tzf', tarball])
   const declarations = stdout.split('\n').filter((file) => file.endsWith('.d.ts')).sort()
-  assert.deepEqual(declarations, ['package/dist/index.d.ts', 'package/dist/legacy.d.ts', 'package/dist/options.d.ts', 'package/dist/types.d.ts'])
+  assert.deepEqual(declarations, ['package/dist/index.d.ts', 'package/dist/legacy.d.ts', 'package/dist/multer.d.ts', 'package/dist/options.d.ts', 'package/dist/types.d.ts'])
   for (const file of declarations) {
     const text = readFileSync(path.join(work, 'express5/node_modules/bodykit', file.slice('package/'.length)), 'utf8')
     for (const [, specifier] of text.matchAll(/from '([^']+)'/g)) {
@@ -92,25 +98,35 @@ it('packs only the entries\' and public modules\' declarations, which import not
   }
 })
 
-// One compiler run per Express major and configuration checks both targets' fixtures (they share the
-// parsing of @types/node and @types/express); two runs at a time, each is a few seconds of CPU.
-describe('the consumer fixtures compile (strict, skipLibCheck false) against the packed bodykit and against body-parser + @types/body-parser', { concurrency: 2 }, () => {
+/**
+ * The multer fixtures (named multer.*) are a program of their own: multer's global `req.files` (@types/multer's,
+ * and bodykit/multer's, which merge) does not fit a handler typed `MultipartRequest<express.Request>`.
+ */
+const isMulterFixture = (file) => /^multer\./.test(path.basename(file))
+
+// Two compiler runs per Express major and configuration check both targets' fixtures (they share the
+// parsing of @types/node and @types/express); two configurations at a time, each run a few seconds of CPU.
+describe('the consumer fixtures compile (strict, skipLibCheck false) against the packed bodykit and against body-parser + @types/body-parser and multer + @types/multer', { concurrency: 2 }, () => {
   for (const major of Object.keys(EXPRESS_TYPES)) {
     for (const config of CONFIGS) {
       it(`Express ${major}, ${config.name}`, async () => {
         const project = path.join(work, 'express' + major)
         const { name, ...options } = config
         const files = ['bodykit', 'body-parser'].flatMap((target) => fixturesFor(path.join(project, target), config).map((file) => target + '/' + file))
-        assert.ok(files.length >= 10, 'too few fixtures: ' + files.join(', '))
-        const tsconfig = path.join(project, 'tsconfig.' + name.replace(/\W+/g, '-') + '.json')
-        writeFileSync(tsconfig, JSON.stringify({
-          compilerOptions: { ...options, strict: true, skipLibCheck: false, noEmit: true, target: 'ES2022', lib: ['ES2022'], types: ['node'] },
-          files
-        }, null, 2))
-        try {
-          await run(process.execPath, [tsc, '-p', tsconfig], { cwd: project })
-        } catch (err) {
-          assert.fail(`tsc failed for Express ${major}, ${name} (files under body-parser/ are the body-parser run):\n${err.stdout}${err.stderr}`)
+        const programs = { main: files.filter((file) => !isMulterFixture(file)), multer: files.filter(isMulterFixture) }
+        assert.ok(programs.main.length >= 10, 'too few fixtures: ' + programs.main.join(', '))
+        assert.ok(programs.multer.length >= 4, 'too few multer fixtures: ' + programs.multer.join(', '))
+        for (const [program, programFiles] of Object.entries(programs)) {
+          const tsconfig = path.join(project, 'tsconfig.' + name.replace(/\W+/g, '-') + '.' + program + '.json')
+          writeFileSync(tsconfig, JSON.stringify({
+            compilerOptions: { ...options, strict: true, skipLibCheck: false, noEmit: true, target: 'ES2022', lib: ['ES2022'], types: ['node'] },
+            files: programFiles
+          }, null, 2))
+          try {
+            await run(process.execPath, [tsc, '-p', tsconfig], { cwd: project })
+          } catch (err) {
+            assert.fail(`tsc failed for Express ${major}, ${name}, ${program} fixtures (files under body-parser/ are the body-parser and multer run):\n${err.stdout}${err.stderr}`)
+          }
         }
       })
     }

@@ -4,6 +4,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import express from 'express'
 import bodykit, { json, raw, readJson, readRaw, readText, readUrlencoded, text, urlencoded } from '../../src/index'
 import legacy from '../../src/legacy'
+import multer from '../../src/multer'
+import type { MulterErrorCode } from '../../src/multer/multer-error'
 
 type Middleware = bodykit.Middleware
 
@@ -169,4 +171,19 @@ const sameForm: legacy.OptionsUrlencoded = legacyUrlencodedOptions
 const legacyForm: legacy.OptionsUrlencoded = { charsetSentinel: true }
 const modules: [bodykit.BodyParser, legacy.BodyParser] = [bodykit, legacy]
 
-export const checked = { middlewares, asFunction, never, app, unknownType, sameJson, sameForm, legacyForm, modules, actions, ownOptions, legacyRequest, untyped, readAll }
+// bodykit/multer: the published ErrorCode is every code MulterError makes, no more.
+const publicCode: multer.ErrorCode = 'LIMIT_FILE_SIZE' as MulterErrorCode
+const internalCode: MulterErrorCode = 'LIMIT_FIELD_NESTING' as multer.ErrorCode
+// Its middlewares are bodykit's, in Express's routes; its callbacks take Express's Request too.
+const upload: multer.Multer = multer({ storage: multer.memoryStorage(), limits: (req: express.Request) => (req.query.big ? null : { fileSize: 1024 }) })
+const multerMiddlewares: Middleware[] = [upload.single('a'), upload.array('b', 2), upload.fields([{ name: 'c' }]), upload.none(), upload.any()]
+router.post('/avatar', upload.single('avatar'), (req, res) => { res.send(req.file?.size) })
+// @ts-expect-error limits are numbers
+multer({ limits: { files: '2' } })
+// @ts-expect-error memoryStorage takes no options
+multer.memoryStorage({ limit: 1 })
+
+export const checked = {
+  middlewares, asFunction, never, app, unknownType, sameJson, sameForm, legacyForm, modules, actions, ownOptions, legacyRequest, untyped, readAll,
+  publicCode, internalCode, multerMiddlewares
+}

@@ -38,7 +38,7 @@ export interface BodyStage {
   /** Whether this (uncompressed) body is small enough to be read whole first, with raw-body, and then given to `start`. */
   readsWhole (req: BodyRequest, limit: number): boolean
   /**
-   * Reads `input` (the body stream, inflated, or the whole body); calls `done` once. Returns its abort: stop
+   * Reads `input` (the body stream, inflated, or the whole body); calls `done` once, never from within `start`. Returns its abort: stop
    * reading and remove whatever was stored, then call back (used when the pipeline fails the request first).
    */
   start (input: Readable | Buffer, req: BodyRequest, res: ServerResponse | undefined,

@@ -2,7 +2,7 @@
 // arrive, files through fileFilter to the storage engine, and on any error every stored file removed before the
 // MulterError is reported; one request's state is a MulterUpload.
 import { AsyncResource } from 'async_hooks'
-import type { Readable } from 'stream'
+import { Readable } from 'stream'
 import busboy from 'busboy'
 import type { StageResult } from '../read'
 import type { FieldPartInfo, FilePartInfo, FormPolicy, ParserConfig, PartCollector } from '../multipart/part-reader'
@@ -71,7 +71,8 @@ export function createMulterPolicy (setup: () => MulterSetup): FormPolicy {
         return asClientError(err as Error)
       }
     },
-    fastPath: false,
+    // Whether a form can be read there is decided per request, from busboy's configuration (charsets, paths).
+    fastPath: true,
     begin (req, _res, done) {
       const options = setup()
       let limits = options.limits
@@ -80,7 +81,8 @@ export function createMulterPolicy (setup: () => MulterSetup): FormPolicy {
         if (limits) validateLimits(limits)
       }
       const config = createParserConfig(options, limits ?? undefined)
-      return { config, collector: new MulterUpload(req, options, limits ?? undefined, done) }
+      const fileSizeLimit = config.limits?.fileSize ?? Infinity
+      return { config, collector: new MulterUpload(req, options, limits ?? undefined, fileSizeLimit, done) }
     }
   }
 }
@@ -119,9 +121,12 @@ class MulterUpload implements PartCollector {
   private readonly removedInCleanup = new Set<MulterFile>()
   private whenNoPendingWrites: (() => void) | null = null
   private finished = false
+  /** Fast-path file streams not read to their end yet, and whether the form's end waits for them. */
+  private unreadFiles = 0
+  private endWaiting = false
 
   constructor (private readonly req: BodyRequest, private readonly options: MulterSetup,
-    private readonly limits: MulterLimits | undefined, private readonly done: Done) {
+    private readonly limits: MulterLimits | undefined, private readonly fileSizeLimit: number, private readonly done: Done) {
     req.body = Object.create(null)
     this.appender = new FileAppender(options.fileStrategy, req)
   }
@@ -249,8 +254,24 @@ class MulterUpload implements PartCollector {
     })
   }
 
-  fileBytes (): void {
-    throw new Error('bodykit/multer reads no body on the fast path')
+  /** A whole file from the fast path: handed on as busboy's file stream, cut at busboy's size limit with its 'limit'. */
+  fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void {
+    const stream = new Readable({ read () {} }) as Readable & { truncated?: boolean }
+    // As busboy's 'close', the end of the form waits until every file stream was read (by the engine, or skipped).
+    this.unreadFiles++
+    stream.once('close', () => {
+      if (--this.unreadFiles === 0 && this.endWaiting) this.end()
+    })
+    this.file(name, stream, { filename, encoding: '7bit', mimeType })
+    const limit = this.fileSizeLimit
+    if (bytes.length > 0 && bytes.length >= limit) {
+      if (limit > 0) stream.push(bytes.subarray(0, limit))
+      stream.emit('limit')
+      stream.truncated = true
+    } else if (bytes.length > 0) {
+      stream.push(bytes)
+    }
+    stream.push(null)
   }
 
   countLimit (limit: 'parts' | 'files' | 'fields'): void {
@@ -262,6 +283,8 @@ class MulterUpload implements PartCollector {
   }
 
   end (): void {
+    this.endWaiting = this.unreadFiles > 0
+    if (this.endWaiting) return
     this.readFinished = true
     this.indicateDone()
   }
@@ -288,7 +311,7 @@ class MulterUpload implements PartCollector {
   private indicateDone (): void {
     if (!this.readFinished || this.pendingWrites !== 0 || this.errorOccurred || this.finished) return
     this.finished = true
-    this.done(null, { fields: this.req.body, files: null, release: noop })
+    process.nextTick(this.done, null, { fields: this.req.body, files: null, release: noop })
   }
 
   private abortWithCode (code: string, field?: string, filename?: string): void {
@@ -304,7 +327,8 @@ class MulterUpload implements PartCollector {
         if (this.finished) return
         this.finished = true
         ;(err as Error & { storageErrors?: Error[] }).storageErrors = storageErrors
-        this.done(err)
+        // Never from inside the reader's own call (the fast path reports every part in one).
+        process.nextTick(this.done, err)
       })
     }
     if (this.pendingWrites === 0) finish()

@@ -16,6 +16,14 @@ export interface CanonicalPart {
   readonly end: number
 }
 
+/** How busboy reads names and file names: their charset (`defParamCharset`) and whether the path is kept. */
+export interface NameReading {
+  readonly charset: 'utf8' | 'latin1'
+  readonly preservePath: boolean
+}
+
+const UTF8_BASE_NAMES: NameReading = { charset: 'utf8', preservePath: false }
+
 const CRLF = 0x0a0d
 const DISPOSITION = 'content-disposition:'
 const CONTENT_TYPE = 'content-type:'
@@ -26,7 +34,7 @@ const CONTENT_TYPE = 'content-type:'
  * values free of escapes and control characters. Anything else (charsets, `filename*`, other headers, folding,
  * damage of any kind) gives null: the general parser reads it.
  */
-export function readCanonicalForm (body: Buffer, boundary: string): CanonicalPart[] | null {
+export function readCanonicalForm (body: Buffer, boundary: string, names: NameReading = UTF8_BASE_NAMES): CanonicalPart[] | null {
   const parts: CanonicalPart[] = []
   if (body.length === 0) return parts
   const delimiter = '--' + boundary
@@ -40,7 +48,7 @@ export function readCanonicalForm (body: Buffer, boundary: string): CanonicalPar
     const next = body.indexOf(needle, pos, 'latin1')
     // A delimiter inside or right after the header block is read by busboy its own way.
     if (next < dataStart) return null
-    const part = readHeaders(body, pos, headersEnd, dataStart, next)
+    const part = readHeaders(body, pos, headersEnd, dataStart, next, names)
     if (part === null) return null
     parts.push(part)
     pos = next + needle.length
@@ -62,7 +70,7 @@ function startsWithAt (body: Buffer, text: string, at: number): boolean {
 }
 
 /** The part's headers, or null when they are not canonical. */
-function readHeaders (body: Buffer, start: number, end: number, dataStart: number, dataEnd: number): CanonicalPart | null {
+function readHeaders (body: Buffer, start: number, end: number, dataStart: number, dataEnd: number, names: NameReading): CanonicalPart | null {
   let name: string | undefined
   let filename: string | undefined
   let mimeType = 'text/plain'
@@ -74,7 +82,7 @@ function readHeaders (body: Buffer, start: number, end: number, dataStart: numbe
     const header = body.toString('latin1', line, lineEnd)
     const lower = header.toLowerCase()
     if (lower.startsWith(DISPOSITION) && name === undefined) {
-      const params = readDisposition(body, line + DISPOSITION.length, lineEnd)
+      const params = readDisposition(body, line + DISPOSITION.length, lineEnd, names)
       if (params === null) return null
       ;({ name, filename } = params)
     } else if (lower.startsWith(CONTENT_TYPE) && !sawType) {
@@ -91,14 +99,14 @@ function readHeaders (body: Buffer, start: number, end: number, dataStart: numbe
   return { name, filename, mimeType, isFile: filename !== undefined || mimeType === 'application/octet-stream', start: dataStart, end: dataEnd }
 }
 
-/** ` form-data; name="…"` and an optional `; filename="…"`, the values as busboy decodes them (UTF-8, base name). */
-function readDisposition (body: Buffer, from: number, to: number): { name: string, filename: string | undefined } | null {
+/** ` form-data; name="…"` and an optional `; filename="…"`, the values as busboy decodes them (its charset, base name). */
+function readDisposition (body: Buffer, from: number, to: number, names: NameReading): { name: string, filename: string | undefined } | null {
   let pos = skipSpaces(body, from, to)
   if (!startsWithLower(body, 'form-data; name="', pos)) return null
   pos += 17
   const nameEnd = quotedEnd(body, pos, to)
   if (nameEnd === -1 || nameEnd === pos) return null
-  const name = body.toString('utf8', pos, nameEnd)
+  const name = body.toString(names.charset, pos, nameEnd)
   pos = nameEnd + 1
   if (pos === to) return { name, filename: undefined }
   if (!startsWithLower(body, '; filename="', pos)) return null
@@ -106,7 +114,8 @@ function readDisposition (body: Buffer, from: number, to: number): { name: strin
   const fileEnd = quotedEnd(body, pos, to)
   // An empty file name is no file name to busboy; the general path reads that case.
   if (fileEnd === -1 || fileEnd === pos || fileEnd + 1 !== to) return null
-  return { name, filename: baseName(body.toString('utf8', pos, fileEnd)) }
+  const filename = body.toString(names.charset, pos, fileEnd)
+  return { name, filename: names.preservePath ? filename : baseName(filename) }
 }
 
 function skipSpaces (body: Buffer, pos: number, to: number): number {
@@ -147,6 +156,27 @@ function baseName (path: string): string {
   while (cut > 0 && path.charCodeAt(cut - 1) !== 0x2f && path.charCodeAt(cut - 1) !== 0x5c) cut--
   const base = path.slice(cut)
   return base === '.' || base === '..' ? '' : base
+}
+
+/** busboy's charsets for names that the fast path decodes the same way. */
+const NAME_CHARSETS: Readonly<Record<string, NameReading['charset']>> = { utf8: 'utf8', 'utf-8': 'utf8', latin1: 'latin1' }
+
+/**
+ * A Content-Type that busboy and content-type read alike: the type and a boundary of the characters that are
+ * both RFC 2046 boundary characters and token characters, unquoted (as browsers, curl and undici send it).
+ */
+const PLAIN_FORM_TYPE = /^multipart\/form-data; ?boundary=([0-9a-zA-Z'+_.-]{1,70})$/i
+
+/**
+ * How busboy would read names with this configuration, or null when the fast path cannot read this form as
+ * busboy would: another charset for names or values, or a Content-Type that is not plain.
+ */
+export function readsLikeBusboy (contentType: string, config: { defCharset?: string, defParamCharset?: string, preservePath?: boolean }): { boundary: string, names: NameReading } | null {
+  const match = PLAIN_FORM_TYPE.exec(contentType)
+  const charset = NAME_CHARSETS[config.defParamCharset ?? '']
+  const values = config.defCharset ?? 'utf8'
+  if (match === null || charset === undefined || (values !== 'utf8' && values !== 'utf-8')) return null
+  return { boundary: match[1], names: { charset, preservePath: config.preservePath === true } }
 }
 
 /** Bodies up to this size are read whole first (memory bounded by it), larger ones stream. */

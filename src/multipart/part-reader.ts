@@ -8,7 +8,7 @@ import { parse as parseContentType } from 'content-type'
 import type { HttpError } from 'http-errors'
 import type { BodyStage, StageResult } from '../read'
 import type { BodyRequest } from '../variants'
-import { isSmallBody, readCanonicalForm, type CanonicalPart } from './canonical-form'
+import { isSmallBody, readCanonicalForm, readsLikeBusboy, type CanonicalPart, type NameReading } from './canonical-form'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
 const MAX_BOUNDARY_LENGTH = 70
@@ -95,7 +95,9 @@ export function createMultipartStage (policy: FormPolicy): BodyStage {
       }
       const { config, collector } = reading
       if (!Buffer.isBuffer(input)) return readWithBusboy(config, collector, input, req)
-      const parts = readCanonicalFormSafely(input, readBoundary(req.headers['content-type'] as string) as string)
+      const form = readsLikeBusboy(req.headers['content-type'] as string, config)
+      // An empty body is the policy's to judge (an empty form to multipart(), busboy's error to multer): busboy says which.
+      const parts = form === null || input.length === 0 ? null : readCanonicalFormSafely(input, form.boundary, form.names)
       if (parts !== null) return readCanonicalParts(config, collector, input, parts)
       // Not canonical: busboy reads the same bytes, in one piece.
       const stream = new Readable({ read () {} })
@@ -107,9 +109,9 @@ export function createMultipartStage (policy: FormPolicy): BodyStage {
 }
 
 /** The fast path's reading, or null: it can only ever send a body to busboy, never be the reason a request fails. */
-function readCanonicalFormSafely (body: Buffer, boundary: string): CanonicalPart[] | null {
+function readCanonicalFormSafely (body: Buffer, boundary: string, names: NameReading): CanonicalPart[] | null {
   try {
-    return readCanonicalForm(body, boundary)
+    return readCanonicalForm(body, boundary, names)
   } catch {
     return null
   }

@@ -10,6 +10,7 @@ import type { Readable } from 'node:stream'
 const load = createRequire(__filename)
 const [target, directory] = process.argv.slice(2)
 const dist = path.join(__dirname, '..', 'dist', 'index.js')
+const multerEntry = path.join(__dirname, '..', 'dist', 'multer.js')
 type Handler = (req: IncomingMessage, res: ServerResponse) => void
 
 /** Answers with the number of fields and files, then removes what was stored (every target pays for it). */
@@ -50,12 +51,19 @@ function handlerFor (name: string): Handler {
       const mw = load(dist).urlencoded()
       return (req, res) => mw(req, res, (err?: unknown) => err ? fail(res, err) : reply(res, Object.keys((req as { body?: object }).body ?? {}).length, []))
     }
-    case 'multer-disk': {
-      const upload = load('multer')({ dest: directory }).any()
+    case 'multer-disk':
+    case 'bodykit-multer-disk': {
+      const upload = load(name === 'multer-disk' ? 'multer' : multerEntry)({ dest: directory }).any()
       return (req, res) => upload(req, res, (err?: unknown) => err ? fail(res, err) : reply(res, Object.keys((req as { body?: object }).body ?? {}).length, ((req as unknown as { files: Array<{ path: string }> }).files).map((f) => f.path)))
     }
-    case 'multer-memory': {
-      const multer = load('multer')
+    case 'multer-fields':
+    case 'bodykit-multer-fields': {
+      const upload = load(name === 'multer-fields' ? 'multer' : multerEntry)().none()
+      return (req, res) => upload(req, res, (err?: unknown) => err ? fail(res, err) : reply(res, Object.keys((req as { body?: object }).body ?? {}).length, []))
+    }
+    case 'multer-memory':
+    case 'bodykit-multer-memory': {
+      const multer = load(name === 'multer-memory' ? 'multer' : multerEntry)
       const upload = multer({ storage: multer.memoryStorage() }).any()
       return (req, res) => upload(req, res, (err?: unknown) => err ? fail(res, err) : reply(res, Object.keys((req as { body?: object }).body ?? {}).length, []))
     }

@@ -92,7 +92,7 @@ export async function multipartSection (ctx: Context): Promise<SectionResult> {
   }
   try {
     // 1. A 64 MiB file to disk: throughput, rounds alternating between targets, median per target.
-    const bigTargets = ['floor-disk', 'bodykit-disk', 'multer-disk', 'formidable-disk', 'fastify-busboy-disk']
+    const bigTargets = ['floor-disk', 'bodykit-disk', 'multer-disk', 'bodykit-multer-disk', 'formidable-disk', 'fastify-busboy-disk']
     const seconds = new Map<string, number[]>(bigTargets.map((target) => [target, []]))
     for (let round = 0; round < (ctx.quick ? 2 : 4); round++) {
       for (const target of bigTargets) (seconds.get(target) as number[]).push(await upload((await serverFor(target)).port, 64 * MiB))
@@ -107,7 +107,7 @@ export async function multipartSection (ctx: Context): Promise<SectionResult> {
     // 2. A small form (5 fields and one 10 KiB file, memory) over HTTP: req/s, two alternating passes, best of each.
     const small = form(5, 10 * 1024)
     const duration = ctx.quick ? 3 : 5
-    const rps = new Map<string, number[]>([['bodykit-memory', []], ['multer-memory', []]])
+    const rps = new Map<string, number[]>([['bodykit-memory', []], ['multer-memory', []], ['bodykit-multer-memory', []]])
     for (let pass = 0; pass < 2; pass++) {
       for (const target of rps.keys()) (rps.get(target) as number[]).push(await requestsPerSecond((await serverFor(target)).port, small, TYPE, duration))
     }
@@ -126,8 +126,20 @@ export async function multipartSection (ctx: Context): Promise<SectionResult> {
     rows.push({ case: '20 fields: req/s, multipart ÷ urlencoded', target: 'bodykit-fields', baseline: 'bodykit-urlencoded', ratio: fieldsRps / urlencodedRps, value: fieldsRps, unit: 'req/s' })
     ctx.log(`  20 fields: multipart ${fieldsRps.toFixed(0)} req/s, urlencoded ${urlencodedRps.toFixed(0)} req/s (${(urlencodedRps / fieldsRps).toFixed(2)}× the time)`)
 
+    // 3b. The same 20 fields through multer's .none(): bodykit/multer against multer.
+    const multerFields = new Map<string, number[]>([['multer-fields', []], ['bodykit-multer-fields', []]])
+    for (let pass = 0; pass < 2; pass++) {
+      for (const target of multerFields.keys()) (multerFields.get(target) as number[]).push(await requestsPerSecond((await serverFor(target)).port, fields, TYPE, duration))
+    }
+    const multerFieldsRps = Math.max(...(multerFields.get('multer-fields') as number[]))
+    for (const [target, values] of multerFields) {
+      const best = Math.max(...values)
+      rows.push({ case: '20 fields, multer .none(): req/s', target, baseline: 'multer-fields', ratio: best / multerFieldsRps, value: best, unit: 'req/s' })
+      ctx.log(`  20 fields through .none(), ${target}: ${best.toFixed(0)} req/s (${(best / multerFieldsRps).toFixed(2)}× multer)`)
+    }
+
     // 4. A 1 GiB upload to disk: the server's peak RSS growth.
-    for (const target of ctx.quick ? ['bodykit-disk'] : ['bodykit-disk', 'multer-disk']) {
+    for (const target of ctx.quick ? ['bodykit-disk', 'bodykit-multer-disk'] : ['bodykit-disk', 'multer-disk', 'bodykit-multer-disk']) {
       const server = await serverFor(target)
       const before = await getJson(server.port, '/rss/reset')
       await upload(server.port, 1024 * MiB)

@@ -48,6 +48,10 @@ function anchors (markdown: string): Set<string> {
 }
 
 const JS = new Set(['js', 'javascript', 'cjs', 'mjs'])
+
+function usesMulter (block: Block): boolean {
+  return block.code.includes('bodykit/multer')
+}
 const TS = new Set(['ts', 'typescript', 'mts', 'cts'])
 
 // Names the examples use without defining, as a reader's app would have them. JavaScript examples also see
@@ -74,7 +78,7 @@ const BASE_OPTIONS: ts.CompilerOptions = {
   noEmit: true,
   baseUrl: root,
   // The examples import the package by name; they are checked against the sources, so no build is needed.
-  paths: { bodykit: ['src/index.ts'], 'bodykit/legacy': ['src/legacy.ts'] }
+  paths: { bodykit: ['src/index.ts'], 'bodykit/legacy': ['src/legacy.ts'], 'bodykit/multer': ['src/multer.ts'] }
 }
 
 // Parsed once for both programs (TypeScript's own libraries and @types are most of the work).
@@ -85,7 +89,8 @@ const parsed = new Map<string, ts.SourceFile | undefined>()
  * TypeScript is checked with `strict`, as the test suite's own code; JavaScript as `checkJs` checks an app
  * without strict (so a caught error is `any`), which still finds a wrong import, option name or property.
  */
-function compileBlocks (blocks: Block[], typescript: boolean): string[] {
+function compileBlocks (blocks: Block[], typescript: boolean, preludeText = typescript ? PRELUDE : JS_PRELUDE): string[] {
+  if (blocks.length === 0) return []
   const dir = path.join(root, '.docs-check')
   const files = new Map<string, { block: Block, source: string }>()
   for (const block of blocks) {
@@ -94,7 +99,7 @@ function compileBlocks (blocks: Block[], typescript: boolean): string[] {
   const prelude = path.join(dir, typescript ? 'prelude.d.ts' : 'js-prelude.d.ts')
   const options: ts.CompilerOptions = { ...BASE_OPTIONS, strict: typescript, allowJs: !typescript, checkJs: !typescript }
   const host = ts.createCompilerHost(options)
-  const virtual = (file: string): string | undefined => file === prelude ? (typescript ? PRELUDE : JS_PRELUDE) : files.get(file)?.source
+  const virtual = (file: string): string | undefined => file === prelude ? preludeText : files.get(file)?.source
   const { fileExists, readFile, getSourceFile } = host
   host.fileExists = (file) => virtual(file) !== undefined || fileExists.call(host, file)
   host.readFile = (file) => virtual(file) ?? readFile.call(host, file)
@@ -137,7 +142,9 @@ describe('docs', () => {
     assert.deepEqual(unknown.map((block) => block.page + ':' + block.line + ' ```' + block.lang), [], 'a code block without js, ts, sh or text')
     assert.ok(checked.length >= 15, 'found only ' + checked.length + ' examples')
     assert.deepEqual([
-      ...compileBlocks(checked.filter((block) => JS.has(block.lang)), false),
+      ...compileBlocks(checked.filter((block) => JS.has(block.lang) && !usesMulter(block)), false),
+      // A multer app has multer's `req.files` (from bodykit/multer's types), not multipart()'s: its own program.
+      ...compileBlocks(checked.filter((block) => JS.has(block.lang) && usesMulter(block)), false, PRELUDE),
       ...compileBlocks(checked.filter((block) => TS.has(block.lang)), true)
     ], [])
   })

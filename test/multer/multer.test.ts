@@ -7,6 +7,7 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
+import zlib from 'node:zlib'
 import { describe, it, type TestContext } from 'node:test'
 import express5 from 'express'
 import express4 from 'express-4'
@@ -144,6 +145,23 @@ describe('bodykit/multer: requests it reads and skips, as multer', () => {
     }
     assert.deepEqual(outcomes[1], outcomes[0])
     assert.deepEqual((outcomes[1] as { body: unknown }).body, { a: ['1', '2'] })
+  })
+
+  it('passes on a request whose body something else read (multer waits for data that never comes) (docs/multer.md)', async (t) => {
+    const upload = bodykitMulter().single('f') as unknown as Middleware
+    const seen = await outcomeOf(t, (req, res, next) => {
+      req.resume()
+      req.on('end', () => { upload(req, res, next) })
+    }, { 'content-type': FORM_TYPE }, form(['a', '1']))
+    assert.deepEqual(seen, { body: '<none>', file: '<none>', files: '<none>' })
+  })
+
+  it('inflates a gzip-encoded form (multer hands the compressed bytes to busboy) (docs/multer.md)', async (t) => {
+    const body = zlib.gzipSync(form(['a[b]', '1'], ['f', 'hello', 'h.txt']))
+    const ours = await outcomeOf(t, bodykitMulter().single('f') as unknown as Middleware, { 'content-type': FORM_TYPE, 'content-encoding': 'gzip' }, body)
+    assert.deepEqual(ours, { body: { a: { b: '1' } }, file: { fieldname: 'f', originalname: 'h.txt', encoding: '7bit', mimetype: 'text/plain', buffer: { type: 'Buffer', data: [...Buffer.from('hello')] }, size: 5 }, files: '<none>' })
+    const theirs = await outcomeOf(t, realMulter().single('f') as unknown as Middleware, { 'content-type': FORM_TYPE, 'content-encoding': 'gzip' }, body)
+    assert.ok('error' in (theirs as object))
   })
 
   it('calls next in the caller\'s async context (AsyncLocalStorage), as multer does', async (t) => {

@@ -1,5 +1,5 @@
 // Smoke tests of the built package through its name (package self-reference), from CommonJS.
-/* global fetch */
+/* global fetch, Blob, FormData, Request */
 'use strict'
 const assert = require('node:assert/strict')
 const http = require('node:http')
@@ -7,12 +7,12 @@ const { describe, it } = require('node:test')
 
 const GENERIC_SPLIT = 'The bodyParser() generic has been split into individual middleware to use instead.'
 
-/** Runs one middleware on a server, posts a body and returns the parsed req.body the handler saw. */
+/** Runs one middleware on a server, posts a body and returns the parsed req.body (and req.file, if set) the handler saw. */
 async function parseThrough (middleware, contentType, body) {
   const server = http.createServer((req, res) => {
     middleware(req, res, (err) => {
       res.setHeader('connection', 'close')
-      res.end(JSON.stringify(err ? { error: err.type } : { body: req.body }))
+      res.end(JSON.stringify(err ? { error: err.type ?? err.code } : { body: req.body, ...(req.file && { file: describeFile(req.file) }) }))
     })
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -23,6 +23,20 @@ async function parseThrough (middleware, contentType, body) {
     server.closeAllConnections()
     server.close()
   }
+}
+
+/** A file multer's memory storage made, as JSON carries it: the buffer as its text, or what it was if not a Buffer. */
+function describeFile (file) {
+  return { ...file, buffer: Buffer.isBuffer(file.buffer) ? file.buffer.toString() : typeof file.buffer }
+}
+
+/** Encodes a form of one field and one text file as a browser does: its content type and its bytes. */
+async function encodeForm () {
+  const form = new FormData()
+  form.append('title', 'from cjs')
+  form.append('f', new Blob(['file contents'], { type: 'text/plain' }), 'notes.txt')
+  const request = new Request('http://localhost/', { method: 'POST', body: form })
+  return [request.headers.get('content-type'), Buffer.from(await request.arrayBuffer())]
 }
 
 describe('require(\'bodykit\')', () => {
@@ -75,6 +89,33 @@ describe('require(\'bodykit/legacy\')', () => {
   })
 })
 
+describe('require(\'bodykit/multer\')', () => {
+  const multer = require('bodykit/multer')
+
+  it('is multer\'s function, carrying diskStorage, memoryStorage and MulterError', () => {
+    assert.equal(typeof multer, 'function')
+    assert.deepEqual(['diskStorage', 'memoryStorage', 'MulterError'].map((name) => typeof multer[name]), ['function', 'function', 'function'])
+    assert.equal(require('bodykit/multer').memoryStorage, multer.memoryStorage)
+    const error = new multer.MulterError('LIMIT_FILE_SIZE', 'f')
+    assert.ok(error instanceof Error)
+    assert.deepEqual([error.name, error.code, error.field, error.message], ['MulterError', 'LIMIT_FILE_SIZE', 'f', 'File too large'])
+    assert.deepEqual(['single', 'array', 'fields', 'none', 'any'].map((method) => typeof multer()[method]), ['function', 'function', 'function', 'function', 'function'])
+  })
+
+  it('resolves to the built dist/multer.js', () => {
+    assert.equal(require.resolve('bodykit/multer'), require('node:path').resolve(__dirname, '../../dist/multer.js'))
+  })
+
+  it('reads a form through upload.single(\'f\') with memory storage into req.file and req.body', async () => {
+    const upload = multer({ storage: multer.memoryStorage() })
+    assert.deepEqual(await parseThrough(upload.single('f'), ...await encodeForm()), {
+      body: { title: 'from cjs' },
+      file: { fieldname: 'f', originalname: 'notes.txt', encoding: '7bit', mimetype: 'text/plain', buffer: 'file contents', size: 13 }
+    })
+    assert.deepEqual(await parseThrough(upload.single('other'), ...await encodeForm()), { error: 'LIMIT_UNEXPECTED_FILE' })
+  })
+})
+
 /** Runs one middleware on a server with a body that fails and returns what `isBodyParserError` said of the error. */
 async function guardSays (middleware, isBodyParserError, contentType, body) {
   let said
@@ -112,13 +153,14 @@ describe('isBodyParserError', () => {
 })
 
 describe('the exports map', () => {
-  it('lists only ".", "./legacy" and "./package.json"', () => {
+  it('lists only ".", "./legacy", "./multer" and "./package.json"', () => {
     const pkg = require('bodykit/package.json')
-    assert.deepEqual([pkg.name, Object.keys(pkg.exports)], ['bodykit', ['.', './legacy', './package.json']])
+    assert.deepEqual([pkg.name, Object.keys(pkg.exports)], ['bodykit', ['.', './legacy', './multer', './package.json']])
   })
 
   it('refuses deep requires with ERR_PACKAGE_PATH_NOT_EXPORTED', () => {
-    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/read', 'bodykit/dist/index.js', 'bodykit/dist/parsers/json.js', 'bodykit/src/index', 'bodykit/json', 'bodykit/lib/types/json']) {
+    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/read', 'bodykit/dist/index.js', 'bodykit/dist/parsers/json.js', 'bodykit/src/index', 'bodykit/json', 'bodykit/lib/types/json',
+      'bodykit/dist/multer.js', 'bodykit/dist/multer', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/multer/index']) {
       assert.throws(() => require(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
     }
   })

@@ -1,11 +1,13 @@
 // Smoke tests of the built package through its name (package self-reference), from ES modules.
-/* global fetch, FormData, Request */
+/* global fetch, Blob, FormData, Request */
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { describe, it } from 'node:test'
 import bodykit, { isBodyParserError, json, raw, text, urlencoded, multipart, readJson, readRaw, readText, readUrlencoded, readMultipart } from 'bodykit'
 import legacy, * as legacyNamespace from 'bodykit/legacy'
 import { isBodyParserError as isLegacyError } from 'bodykit/legacy'
+import multer, * as multerNamespace from 'bodykit/multer'
+import { diskStorage, memoryStorage, MulterError } from 'bodykit/multer'
 
 const GENERIC_SPLIT = 'The bodyParser() generic has been split into individual middleware to use instead.'
 
@@ -14,7 +16,9 @@ async function parseThrough (middleware, contentType, body) {
   const server = http.createServer((req, res) => {
     middleware(req, res, (err) => {
       res.setHeader('connection', 'close')
-      res.end(JSON.stringify(err ? { error: err.type, guard: isBodyParserError(err) } : { body: Buffer.isBuffer(req.body) ? req.body.toString('hex') : req.body }))
+      res.end(JSON.stringify(err
+        ? { error: err.type ?? err.code, guard: isBodyParserError(err), ...(err instanceof MulterError && { multerError: true }) }
+        : { body: Buffer.isBuffer(req.body) ? req.body.toString('hex') : req.body, ...(req.file && { file: { ...req.file, buffer: req.file.buffer.toString('hex') } }) }))
     })
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -102,9 +106,35 @@ describe('import from \'bodykit/legacy\'', () => {
   })
 })
 
+describe('import from \'bodykit/multer\'', () => {
+  it('gives multer\'s function as default export and diskStorage, memoryStorage and MulterError as named exports', () => {
+    assert.equal(typeof multer, 'function')
+    assert.deepEqual([diskStorage, memoryStorage, MulterError], [multer.diskStorage, multer.memoryStorage, multer.MulterError])
+    assert.deepEqual([diskStorage, memoryStorage, MulterError].map((named) => typeof named), ['function', 'function', 'function'])
+    assert.deepEqual(Object.keys(multerNamespace).sort(), ['MulterError', 'default', 'diskStorage', 'memoryStorage'])
+    assert.equal(multerNamespace.default, multer)
+    assert.equal(multer().single('f').name, 'multerMiddleware')
+  })
+
+  it('reads a form through upload.single(\'f\') with memory storage into req.file and req.body', async () => {
+    const form = new FormData()
+    form.append('title', 'from esm')
+    form.append('f', new Blob(['\u00e9t\u00e9'], { type: 'text/plain' }), 'notes.txt')
+    const request = new Request('http://localhost/', { method: 'POST', body: form })
+    const body = Buffer.from(await request.arrayBuffer())
+    const upload = multer({ storage: memoryStorage() })
+    assert.deepEqual(await parseThrough(upload.single('f'), request.headers.get('content-type'), body), {
+      body: { title: 'from esm' },
+      file: { fieldname: 'f', originalname: 'notes.txt', encoding: '7bit', mimetype: 'text/plain', buffer: Buffer.from('\u00e9t\u00e9').toString('hex'), size: 5 }
+    })
+    assert.deepEqual(await parseThrough(multer({ storage: memoryStorage(), limits: { fileSize: 4 } }).single('f'), request.headers.get('content-type'), body),
+      { error: 'LIMIT_FILE_SIZE', guard: false, multerError: true })
+  })
+})
+
 describe('deep imports', () => {
   it('are refused with ERR_PACKAGE_PATH_NOT_EXPORTED', async () => {
-    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js']) {
+    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js', 'bodykit/dist/multer.js', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json']) {
       await assert.rejects(import(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
     }
   })

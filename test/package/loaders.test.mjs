@@ -1,4 +1,4 @@
-// Loader matrix: both entries, installed from the packed tarball, loaded by require() and by import in the test
+// Loader matrix: the three entries, installed from the packed tarball, loaded by require() and by import in the test
 // runners, TypeScript runner and bundlers that apps use, each time running one set of requests through Express 4.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
@@ -16,10 +16,35 @@ const rootModules = path.join(root, 'node_modules')
 const fixtures = path.join(import.meta.dirname, 'loaders')
 const requireFromRoot = createRequire(path.join(root, 'package.json'))
 
-/** What check.js records for each entry: the two bodies parsed, and the unread body each entry leaves. */
+const MULTER_NAMED = { type: 'function', sameAsDefault: true }
+
+/**
+ * What check.js records for each entry: for bodykit and bodykit/legacy the two bodies parsed and the unread body each
+ * entry leaves; for bodykit/multer its shape, a MulterError it makes and the form upload.single('f') read into memory.
+ */
 const EXPECTED = {
   default: { json: { status: 200, answer: { body: { hello: 'world', n: [1, 2] } } }, form: { status: 200, answer: { body: { a: '1', b: 'two words' } } }, unread: { status: 200, answer: { body: 'undefined' } } },
-  legacy: { json: { status: 200, answer: { body: { hello: 'world', n: [1, 2] } } }, form: { status: 200, answer: { body: { a: '1', b: 'two words' } } }, unread: { status: 200, answer: { body: {} } } }
+  legacy: { json: { status: 200, answer: { body: { hello: 'world', n: [1, 2] } } }, form: { status: 200, answer: { body: { a: '1', b: 'two words' } } }, unread: { status: 200, answer: { body: {} } } },
+  multer: {
+    shape: { multer: 'function', diskStorage: MULTER_NAMED, memoryStorage: MULTER_NAMED, MulterError: MULTER_NAMED },
+    error: { name: 'MulterError', code: 'LIMIT_FILE_SIZE', field: 'f', message: 'File too large', isError: true },
+    upload: {
+      status: 200,
+      answer: {
+        body: { title: 'hello form' },
+        file: { fieldname: 'f', originalname: 'notes.txt', encoding: '7bit', mimetype: 'text/plain', buffer: 'file contents', size: 13 }
+      }
+    }
+  }
+}
+
+/**
+ * Where a loader's answer differs from EXPECTED, and why. esbuild renames the bundled modules' names that clash with
+ * a name of the entry (bundle.mjs imports `MulterError`), so the class is MulterError2 there; MulterError's `name` is
+ * `this.constructor.name`, as in multer 2.x, whose error is named MulterError2 in the same bundle too.
+ */
+const DIFFERENCES = {
+  'esbuild-import-multer': { ...EXPECTED.multer, error: { ...EXPECTED.multer.error, name: 'MulterError2' } }
 }
 
 /**
@@ -98,13 +123,13 @@ async function runTool (label, args, options = {}) {
   }
 }
 
-/** Asserts that `label` ran both entries, loaded the way `how` says, and that each answered as that entry does. */
+/** Asserts that `label` ran the three entries, loaded the way `how` says, and that each answered as that entry does. */
 function assertRecorded (label, ...hows) {
   for (const how of hows) {
-    for (const entry of ['default', 'legacy']) {
+    for (const entry of ['default', 'legacy', 'multer']) {
       const file = path.join(results, `${label}-${how}-${entry}.json`)
       assert.ok(existsSync(file), `${label} did not run the ${how} ${entry} entry check (recorded: ${readdirSync(results).join(', ')})`)
-      assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), EXPECTED[entry], `${label}, ${how} ${entry}`)
+      assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), DIFFERENCES[`${label}-${how}-${entry}`] ?? EXPECTED[entry], `${label}, ${how} ${entry}`)
     }
   }
 }
@@ -163,8 +188,8 @@ describe('TypeScript', () => {
   })
 })
 
-// Each bundler builds the app from a CommonJS entry and from an ES module one into a CommonJS bundle for Node,
-// with Express, bodykit and its dependencies inside; the bundle then runs from a folder with no node_modules.
+// Each bundler builds the app from a CommonJS entry and from an ES module one into a CommonJS bundle for Node, with
+// Express, bodykit's three entries and its dependencies inside; the bundle then runs from a folder with no node_modules.
 const BUNDLERS = {
   async esbuild (entry, outfile) {
     const esbuild = requireFromRoot('esbuild')

@@ -1,10 +1,12 @@
-// A bundler's CommonJS entry: both entries by require(), run as the bundle once built.
+// A bundler's CommonJS entry: the three entries by require(), run as the bundle once built.
 'use strict'
-const { check } = require('./check')
+const { check, checkMulter } = require('./check')
 
 async function main () {
   await check(require('bodykit'), process.env.LOADER_LABEL + '-require-default')
   await check(require('bodykit/legacy'), process.env.LOADER_LABEL + '-require-legacy')
+  const multer = require('bodykit/multer')
+  await checkMulter(multer, multer, process.env.LOADER_LABEL + '-require-multer')
 }
 
 main().catch((error) => { console.error(error); process.exitCode = 1 })

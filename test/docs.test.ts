@@ -9,7 +9,7 @@ import { renderChart } from '../bench/chart'
 import { geomean, type BenchFile } from '../bench/report'
 
 const root = path.join(__dirname, '..')
-const PAGES = ['README.md', ...readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => 'docs/' + name)]
+const PAGES = ['README.md', 'SECURITY.md', 'CONTRIBUTING.md', ...readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => 'docs/' + name)]
 const text = (page: string): string => readFileSync(path.join(root, page), 'utf8')
 
 interface Block { page: string, line: number, lang: string, code: string }

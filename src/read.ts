@@ -42,8 +42,14 @@ export interface BodyStage {
    * reading and remove whatever was stored, then call back (used when the pipeline fails the request first).
    */
   start (input: Readable | Buffer, req: BodyRequest, res: ServerResponse | undefined,
-    done: (err: HttpError | Error | null, result?: StageResult) => void): (callback: () => void) => void
+    done: (err: HttpError | Error | null, result?: StageResult) => void): StageAbort
 }
+
+/**
+ * Stops a stage and removes what it stored, then calls back, with the stage's own error when it had already
+ * failed and was still cleaning up.
+ */
+export type StageAbort = (callback: (own?: Error) => void) => void
 
 /** Everything a middleware needs per request, fixed when the middleware is created. */
 export interface ReadSettings {
@@ -257,7 +263,8 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyReque
       return
     }
     req.unpipe()
-    abort(() => { report(settings.discard, req, res, next, err) })
+    // A stage that had already failed (multer: a limit waiting for a write) reports its own error, as multer does.
+    abort((own) => { report(settings.discard, req, res, next, own ?? err) })
   }
   const countInflated = (chunk: Buffer): void => {
     inflatedBytes += chunk.length

@@ -124,6 +124,8 @@ class MulterUpload implements PartCollector {
   /** Fast-path file streams not read to their end yet, and whether the form's end waits for them. */
   private unreadFiles = 0
   private endWaiting = false
+  /** The error being reported once the pending writes end. */
+  private heldError: Error | null = null
 
   constructor (private readonly req: BodyRequest, private readonly options: MulterSetup,
     private readonly limits: MulterLimits | undefined, private readonly fileSizeLimit: number, private readonly done: Done) {
@@ -289,15 +291,23 @@ class MulterUpload implements PartCollector {
     this.indicateDone()
   }
 
-  /** The pipeline stops the upload (the request was aborted or passed `limit`): cleanup without waiting for writes. */
-  abort (callback: () => void): void {
+  /**
+   * The pipeline stops the upload (the request was aborted or passed `limit`): cleanup without waiting for writes.
+   * An error already waiting for a write (a file over `fileSize`) is the one reported, as in multer.
+   */
+  abort (callback: (own?: Error) => void): void {
     if (this.finished) {
       process.nextTick(callback)
       return
     }
+    const held = this.heldError
     this.errorOccurred = true
     this.finished = true
-    this.removeStored(callback)
+    this.whenNoPendingWrites = null
+    this.removeStored((storageErrors) => {
+      if (held !== null) (held as Error & { storageErrors?: Error[] }).storageErrors = storageErrors
+      callback(held ?? undefined)
+    })
   }
 
   private writeEnded (): void {
@@ -322,6 +332,7 @@ class MulterUpload implements PartCollector {
   private abortWithError (err: Error): void {
     if (this.errorOccurred) return
     this.errorOccurred = true
+    this.heldError = err
     const finish = (): void => {
       this.removeStored((storageErrors) => {
         if (this.finished) return

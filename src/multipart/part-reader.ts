@@ -6,7 +6,7 @@ import { Readable } from 'stream'
 import busboy from 'busboy'
 import { parse as parseContentType } from 'content-type'
 import type { HttpError } from 'http-errors'
-import type { BodyStage, StageResult } from '../read'
+import type { BodyStage, StageAbort, StageResult } from '../read'
 import type { BodyRequest } from '../variants'
 import { isSmallBody, readCanonicalForm, readsLikeBusboy, type CanonicalPart, type NameReading } from './canonical-form'
 
@@ -54,7 +54,7 @@ export interface PartCollector {
   end (): void
   readonly settled: boolean
   /** Stops: no outcome is reported any more; removes every stored file, then calls back. */
-  abort (callback: () => void): void
+  abort (callback: (own?: Error) => void): void
 }
 
 /** What a form means: multipart()'s rules, or multer's. Fixed when the middleware is created. */
@@ -118,7 +118,7 @@ function readCanonicalFormSafely (body: Buffer, boundary: string, names: NameRea
 }
 
 /** Reads a body stream with busboy. Returns the stage's abort. */
-function readWithBusboy (config: ParserConfig, collector: PartCollector, source: Readable, req: BodyRequest): (callback: () => void) => void {
+function readWithBusboy (config: ParserConfig, collector: PartCollector, source: Readable, req: BodyRequest): StageAbort {
   let parser: busboy.Busboy
   try {
     parser = busboy({ ...config, headers: { 'content-type': req.headers['content-type'] as string } })
@@ -164,7 +164,7 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
  * files and fields over their counts skipped (reported once), the part count's limit at the part after the last
  * allowed, a field over its size as truncated. Returns the abort.
  */
-function readCanonicalParts (config: ParserConfig, collector: PartCollector, body: Buffer, parts: CanonicalPart[]): (callback: () => void) => void {
+function readCanonicalParts (config: ParserConfig, collector: PartCollector, body: Buffer, parts: CanonicalPart[]): StageAbort {
   const limits = config.limits ?? {}
   const fieldSizeLimit = limits.fieldSize ?? 1024 * 1024
   const partsLimit = limits.parts ?? Infinity

@@ -186,6 +186,10 @@ class MulterUpload implements PartCollector {
       if (accepted) {
         aborting = true
         this.abortWithCode('LIMIT_FILE_SIZE', fieldname, originalname)
+        // busboy ends a cut file only at its part's end, and the error waits for the engine to finish it: ended
+        // now, so the answer and the bounded read-off do not wait for the rest of the upload (multer reads it all).
+        // busboy's own end of the stream comes later and goes to the error listener above, which ignores it.
+        stream.push(null)
       }
     })
     // Security (multer CVE-2025-48997): a file without a field name is an error, not a crash.

@@ -13,6 +13,7 @@ import express5 from 'express'
 import express4 from 'express-4'
 import realMulter from 'multer'
 import bodykitMulter from '../../src/multer'
+import { MiB, startServer } from '../hostile/helpers'
 
 type Multer = typeof realMulter
 type Next = (err?: unknown) => void
@@ -222,4 +223,39 @@ describe('bodykit/multer behind Express 4 and 5: what the client receives', () =
       assert.deepEqual(multer.slice(1).map((answer) => answer.status), [500, 500, 500])
     })
   }
+})
+
+describe('bodykit/multer: a refused upload is read off within bounds (multer drains it all)', () => {
+  it('answers LIMIT_FILE_SIZE early and reads at most the 64 MiB budget of a 512 MiB upload (docs/multer.md)', async () => {
+    const server = await startServer(bodykitMulter({ limits: { fileSize: 1024 } }).single('f') as never)
+    try {
+      const size = 512 * MiB
+      const head = Buffer.from('--' + BOUNDARY + '\r\nContent-Disposition: form-data; name="f"; filename="big.bin"\r\n\r\n')
+      const chunk = new Uint8Array(64 * 1024).fill(0x20)
+      let sent = 0
+      const stream = new ReadableStream<Uint8Array>({
+        pull (controller) {
+          if (sent >= size) return controller.close()
+          const part = sent === 0 ? head : chunk.subarray(0, Math.min(chunk.length, size - sent))
+          sent += part.length
+          controller.enqueue(part)
+        }
+      })
+      const url = 'http://127.0.0.1:' + server.port + '/'
+      const answer = await fetch(url, { method: 'POST', body: stream, duplex: 'half', headers: { 'content-type': FORM_TYPE, 'content-length': String(size) } } as RequestInit)
+      assert.equal(answer.status, 413)
+      await answer.arrayBuffer()
+      const outcome = await server.outcome(0)
+      assert.equal(outcome.calls, 1)
+      assert.equal((outcome.err as { code?: string } | undefined)?.code, 'LIMIT_FILE_SIZE')
+      // Either side may close first; the server never reads past its read-off budget (and socket slack).
+      await new Promise<void>((resolve) => {
+        const poll = (): void => { if (outcome.bytesReadAtClose !== null) resolve(); else setImmediate(poll) }
+        poll()
+      })
+      assert.ok((outcome.bytesReadAtClose as number) <= 64 * MiB + 4 * MiB, `the server read ${outcome.bytesReadAtClose} bytes`)
+    } finally {
+      await server.close()
+    }
+  })
 })

@@ -25,6 +25,8 @@ export interface NameReading {
 const UTF8_BASE_NAMES: NameReading = { charset: 'utf8', preservePath: false }
 
 const CRLF = 0x0a0d
+const LINE_END = Buffer.from('\r\n')
+const HEADERS_END = Buffer.from('\r\n\r\n')
 const DISPOSITION = 'content-disposition:'
 const CONTENT_TYPE = 'content-type:'
 
@@ -38,14 +40,15 @@ export function readCanonicalForm (body: Buffer, boundary: string, names: NameRe
   const parts: CanonicalPart[] = []
   if (body.length === 0) return parts
   const delimiter = '--' + boundary
-  const needle = '\r\n' + delimiter
+  // Buffers, not strings: Buffer.indexOf would convert a string needle on every call.
+  const needle = Buffer.from('\r\n' + delimiter, 'latin1')
   if (body.length < delimiter.length + 2 || !startsWithAt(body, delimiter, 0) || body.readUInt16LE(delimiter.length) !== CRLF) return null
   let pos = delimiter.length + 2
   for (;;) {
-    const headersEnd = body.indexOf('\r\n\r\n', pos, 'latin1')
+    const headersEnd = body.indexOf(HEADERS_END, pos)
     if (headersEnd === -1 || headersEnd - pos > 8192) return null
     const dataStart = headersEnd + 4
-    const next = body.indexOf(needle, pos, 'latin1')
+    const next = body.indexOf(needle, pos)
     // A delimiter inside or right after the header block is read by busboy its own way.
     if (next < dataStart) return null
     const part = readHeaders(body, pos, headersEnd, dataStart, next, names)
@@ -77,16 +80,15 @@ function readHeaders (body: Buffer, start: number, end: number, dataStart: numbe
   let sawType = false
   let line = start
   while (line < end) {
-    let lineEnd = body.indexOf('\r\n', line, 'latin1')
+    let lineEnd = body.indexOf(LINE_END, line)
     if (lineEnd === -1 || lineEnd > end) lineEnd = end
-    const header = body.toString('latin1', line, lineEnd)
-    const lower = header.toLowerCase()
-    if (lower.startsWith(DISPOSITION) && name === undefined) {
+    // Header names compared as bytes (ASCII case-insensitively): the line ends in CR, which matches no name's byte.
+    if (name === undefined && startsWithLower(body, DISPOSITION, line)) {
       const params = readDisposition(body, line + DISPOSITION.length, lineEnd, names)
       if (params === null) return null
       ;({ name, filename } = params)
-    } else if (lower.startsWith(CONTENT_TYPE) && !sawType) {
-      const type = readMediaType(lower.slice(CONTENT_TYPE.length))
+    } else if (!sawType && startsWithLower(body, CONTENT_TYPE, line)) {
+      const type = readMediaType(body.toString('latin1', line + CONTENT_TYPE.length, lineEnd).toLowerCase())
       if (type === null) return null
       mimeType = type
       sawType = true

@@ -12,8 +12,8 @@ import realMulter from 'multer'
 import multer from '../../src/multer'
 import { encode } from '../helpers/server'
 import {
-  BOUNDARY, CLOSE, FORM_TYPE, exchange, field, file, form, interruptMidBody, listUploads, openFds, part, pieces,
-  requestHead, settleFds, sleep, uploadDir, type Answer, type AnswerJson, type FileJson, type Middleware, type MultipartServer,
+  BOUNDARY, CLOSE, FORM_TYPE, closeAfterTest, field, file, form, interruptMidBody, listUploads, openFds, part, pieces,
+  sendForm, settleFds, sleep, uploadDir, type Answer, type AnswerJson, type FileJson, type Middleware, type MultipartServer,
   type Next, type Outcome, type SendOptions
 } from '../multipart/helpers'
 
@@ -141,17 +141,8 @@ async function setUp (t: TestContext, flavour: Flavour, makeMiddleware: (dir: st
   server.on('connection', (socket: Socket) => { lastSocket = socket })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as AddressInfo).port
-  t.after(async () => {
-    server.closeAllConnections()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-    assert.deepEqual(violations, [])
-  })
-  const send = (body: Buffer | Buffer[], sendOptions: SendOptions = {}): Promise<Answer> => {
-    const chunks = Buffer.isBuffer(body) ? [body] : body
-    const length = sendOptions.contentLength ?? chunks.reduce((sum, chunk) => sum + chunk.length, 0)
-    const head = requestHead({ 'Content-Type': sendOptions.contentType ?? FORM_TYPE, 'Content-Length': length, ...sendOptions.headers })
-    return exchange(port, [Buffer.from(head, 'latin1'), ...chunks])
-  }
+  closeAfterTest(t, server, violations)
+  const send = (body: Buffer | Buffer[], sendOptions: SendOptions = {}): Promise<Answer> => sendForm(port, body, sendOptions)
   const harness: Harness = {
     dir,
     baseline: 0,

@@ -209,17 +209,8 @@ export async function startMultipartServer (t: TestContext, mw: Middleware, opti
   server.on('connection', (socket) => { lastSocket = socket })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as AddressInfo).port
-  t.after(async () => {
-    server.closeAllConnections()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-    assert.deepEqual(violations, [])
-  })
-  const send = (body: Buffer | Buffer[], sendOptions: SendOptions = {}): Promise<Answer> => {
-    const chunks = Buffer.isBuffer(body) ? [body] : body
-    const length = sendOptions.contentLength ?? chunks.reduce((sum, chunk) => sum + chunk.length, 0)
-    const head = requestHead({ 'Content-Type': sendOptions.contentType ?? FORM_TYPE, 'Content-Length': length, ...sendOptions.headers })
-    return exchange(port, [Buffer.from(head, 'latin1'), ...chunks])
-  }
+  closeAfterTest(t, server, violations)
+  const send = (body: Buffer | Buffer[], sendOptions: SendOptions = {}): Promise<Answer> => sendForm(port, body, sendOptions)
   return {
     port,
     outcomes,
@@ -237,6 +228,23 @@ export async function startMultipartServer (t: TestContext, mw: Middleware, opti
 }
 
 /** An HTTP/1.1 request head (with the blank line), `Connection: close` included. */
+/** Sends a form over a raw socket (its Content-Type and Content-Length unless given) and reads the answer. */
+export function sendForm (port: number, body: Buffer | Buffer[], sendOptions: SendOptions = {}): Promise<Answer> {
+  const chunks = Buffer.isBuffer(body) ? [body] : body
+  const length = sendOptions.contentLength ?? chunks.reduce((sum, chunk) => sum + chunk.length, 0)
+  const head = requestHead({ 'Content-Type': sendOptions.contentType ?? FORM_TYPE, 'Content-Length': length, ...sendOptions.headers })
+  return exchange(port, [Buffer.from(head, 'latin1'), ...chunks])
+}
+
+/** Closes a test's server after it, and fails the test on any recorded violation (a second next, an uncaught error). */
+export function closeAfterTest (t: TestContext, server: http.Server, violations: string[]): void {
+  t.after(async () => {
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+    assert.deepEqual(violations, [])
+  })
+}
+
 export function requestHead (headers: Record<string, string | number>): string {
   const lines = ['POST / HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close']
   for (const [name, value] of Object.entries(headers)) lines.push(name + ': ' + value)

@@ -13,7 +13,7 @@ import bodykitMulter from '../../src/multer'
 import { readCanonicalForm, readsLikeBusboy } from '../../src/multipart/canonical-form'
 import { multipartInput, toBody, toPieces, type MultipartInput } from '../multipart/model'
 
-const RUNS = Number(process.env.MULTER_FUZZ_RUNS ?? 1000)
+const RUNS = Number(process.env.MULTER_FUZZ_RUNS ?? 3000)
 
 type Multer = typeof realMulter
 type Next = (err?: unknown) => void

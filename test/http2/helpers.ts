@@ -1,4 +1,5 @@
 // HTTP/2 servers for the tests (h2c, and TLS with a certificate made at test time) and Node's http2 client to talk to them.
+import { EventEmitter } from 'node:events'
 import http2, { type ClientHttp2Session, type Http2SecureServer, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from 'node:http2'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
@@ -29,6 +30,10 @@ export interface H2Server {
   results: Result[]
   /** Streams of the server not yet closed and freed (a stream's 'close' is its last event). */
   openStreams: () => number
+  /** Resolves once every stream of the server has closed (at once if none is open). */
+  streamsClosed: () => Promise<void>
+  /** Resolves with the result at `index` once the final handler produced it. */
+  result: (index: number) => Promise<Result>
   /** Closes the server and every session on it. */
   close: () => Promise<void>
 }
@@ -47,6 +52,7 @@ export async function serveH2 (routes: Record<string, Middleware[]>, options: { 
       if (err !== undefined || index === middlewares.length) {
         const result = err !== undefined ? describeError(err) : { status: 200, json: describeRequest(req as unknown as IncomingMessage) }
         results.push(result)
+        resultAdded.emit('result')
         res.writeHead(result.status, { 'content-type': 'application/json' })
         res.end(JSON.stringify(result.json))
         return
@@ -58,16 +64,22 @@ export async function serveH2 (routes: Record<string, Middleware[]>, options: { 
   const server: Http2Server | Http2SecureServer = options.tls
     ? http2.createSecureServer({ ...testCertificate(), allowHTTP1: true }, handler)
     : http2.createServer(handler)
-  return listen(server, options.tls, results)
+  return listen(server, options.tls, results, resultAdded)
 }
 
+/** Told of each result serveH2's handler produces, so tests wait for an event, not for time. */
+const resultAdded = new EventEmitter().setMaxListeners(0)
+
 /** Listens on a free port of 127.0.0.1 and gives the close function that also ends open sessions. */
-export async function listen (server: Http2Server | Http2SecureServer, tls: boolean, results: Result[] = []): Promise<H2Server> {
+export async function listen (server: Http2Server | Http2SecureServer, tls: boolean, results: Result[] = [], added = new EventEmitter()): Promise<H2Server> {
   const sessions = new Set<ServerHttp2Session>()
+  const streams = new EventEmitter()
   let open = 0
   server.on('stream', (stream) => {
     open++
-    stream.once('close', () => { open-- })
+    stream.once('close', () => {
+      if (--open === 0) streams.emit('none open')
+    })
   })
   server.on('session', (session: ServerHttp2Session) => {
     sessions.add(session)
@@ -79,6 +91,16 @@ export async function listen (server: Http2Server | Http2SecureServer, tls: bool
     origin: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     results,
     openStreams: () => open,
+    streamsClosed: () => open === 0 ? Promise.resolve() : new Promise((resolve) => { streams.once('none open', resolve) }),
+    result: (index) => new Promise((resolve) => {
+      const check = (): void => {
+        if (results.length <= index) return
+        added.removeListener('result', check)
+        resolve(results[index])
+      }
+      added.on('result', check)
+      check()
+    }),
     close: () => new Promise((resolve) => {
       for (const session of sessions) session.destroy()
       server.close(() => resolve())

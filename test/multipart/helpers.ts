@@ -230,7 +230,6 @@ export async function startMultipartServer (t: TestContext, mw: Middleware, opti
   }
 }
 
-/** An HTTP/1.1 request head (with the blank line), `Connection: close` included. */
 /** Sends a form over a raw socket (its Content-Type and Content-Length unless given) and reads the answer. */
 export function sendForm (port: number, body: Buffer | Buffer[], sendOptions: SendOptions = {}): Promise<Answer> {
   const chunks = Buffer.isBuffer(body) ? [body] : body
@@ -248,6 +247,7 @@ export function closeAfterTest (t: TestContext, server: http.Server, violations:
   })
 }
 
+/** An HTTP/1.1 request head (with the blank line), `Connection: close` included. */
 export function requestHead (headers: Record<string, string | number>): string {
   const lines = ['POST / HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close']
   for (const [name, value] of Object.entries(headers)) lines.push(name + ': ' + value)

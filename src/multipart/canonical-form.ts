@@ -171,14 +171,16 @@ const PLAIN_FORM_TYPE = /^multipart\/form-data; ?boundary=([0-9a-zA-Z'+_.-]{1,70
 
 /**
  * How busboy would read names with this configuration, or null when the fast path cannot read this form as
- * busboy would: another charset for names or values, or a Content-Type that is not plain.
+ * busboy would: another charset for names or values, or a Content-Type that is not plain. Values are UTF-8, or
+ * left as bytes when `defCharset` is the part reader's UNDECLARED_AS_BYTES (`bytesCharset`).
  */
-export function readsLikeBusboy (contentType: string, config: { defCharset?: string, defParamCharset?: string, preservePath?: boolean }): { boundary: string, names: NameReading } | null {
+export function readsLikeBusboy (contentType: string, config: { defCharset?: string, defParamCharset?: string, preservePath?: boolean }, bytesCharset?: string): { boundary: string, names: NameReading, valuesAsBytes: boolean } | null {
   const match = PLAIN_FORM_TYPE.exec(contentType)
   const charset = NAME_CHARSETS[config.defParamCharset ?? '']
   const values = config.defCharset ?? 'utf8'
-  if (match === null || charset === undefined || (values !== 'utf8' && values !== 'utf-8')) return null
-  return { boundary: match[1], names: { charset, preservePath: config.preservePath === true } }
+  const valuesAsBytes = values === bytesCharset
+  if (match === null || charset === undefined || (values !== 'utf8' && values !== 'utf-8' && !valuesAsBytes)) return null
+  return { boundary: match[1], names: { charset, preservePath: config.preservePath === true }, valuesAsBytes }
 }
 
 /** Bodies up to this size are read whole first (memory bounded by it), larger ones stream. */

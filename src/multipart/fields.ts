@@ -1,16 +1,17 @@
-// Field assembly: the decoded fields built into `req.body` exactly as urlencoded() builds a form.
+// Field assembly: the fields decoded and built into `req.body` exactly as urlencoded() builds a form.
 import type { AnyOptions } from '../options'
+import { decoderFor, formDecoder, type Decode } from './charsets'
 import { createUrlencodedParse } from '../parsers/urlencoded'
 import type { Variant } from '../variants'
 import type { MultipartSettings } from './settings'
 
-/** A field as the part reader saw it, decoded with its part's charset, else `defaultCharset`. */
+/** A field as the part reader saw it: decoded with the charset its part declares, or the bytes of a value whose part declares none. */
 export interface FormField {
   readonly name: string
-  readonly value: string
+  readonly value: string | Buffer
 }
 
-/** Builds the fields object: flat or nested, with urlencoded's depth, prototype rules and arrays. */
+/** Decodes the values and builds the fields object: flat or nested, with urlencoded's depth, prototype rules and arrays. */
 export type FieldAssembler = (fields: readonly FormField[]) => Record<string, unknown>
 
 /**
@@ -24,11 +25,15 @@ export function createFieldAssembler (settings: MultipartSettings, variant: Vari
     // The part reader counts fields against parameterLimit as they arrive; the form is never larger.
     parameterLimit: Infinity
   } as AnyOptions, variant) as (body: string, charset: string) => Record<string, unknown>
+  // Validated when the options were read.
+  const defaultDecode = decoderFor(settings.defaultCharset) as Decode
   return function assembleFields (fields) {
+    const decode = formDecoder(fields, defaultDecode)
     let form = ''
     for (let index = 0; index < fields.length; index++) {
       const { name, value } = fields[index]
-      form += (index === 0 ? '' : '&') + escapeFormText(name) + '=' + escapeFormText(value)
+      const text = typeof value === 'string' ? value : decode(value)
+      form += (index === 0 ? '' : '&') + escapeFormText(name) + '=' + escapeFormText(text)
     }
     return parseForm(form, 'utf-8')
   }

@@ -9,14 +9,15 @@ import type { UploadedFile } from '../types'
 import type { StageResult } from '../read'
 import { isResponse } from '../wire'
 import type { FieldAssembler, FormField } from './fields'
-import { readBoundary, type FormPolicy, type ParserConfig, type PartCollector } from './part-reader'
+import { readBoundary, UNDECLARED_AS_BYTES, type FormPolicy, type ParserConfig, type PartCollector } from './part-reader'
 import type { MultipartSettings } from './settings'
 import { removeAll, storeInMemory, storeOnDisk, type FileInfo, type StoredFile } from './sinks'
 
 /** multipart()'s policy for one middleware or reader. */
 export function createFormPolicy (settings: MultipartSettings, assembleFields: FieldAssembler): FormPolicy {
   const config: ParserConfig = {
-    defCharset: settings.defaultCharset,
+    // Values whose part declares no charset are decoded once the form's `_charset_` is known (fields.ts).
+    defCharset: UNDECLARED_AS_BYTES,
     // Browsers send names and file names as raw UTF-8.
     defParamCharset: 'utf8',
     limits: {
@@ -30,8 +31,7 @@ export function createFormPolicy (settings: MultipartSettings, assembleFields: F
     check (req) {
       return readBoundary(req.headers['content-type'] ?? '') === null ? errors.invalidBoundary() : null
     },
-    // The fast path decodes values as UTF-8 itself; any other default charset is left to busboy.
-    fastPath: settings.defaultCharset === 'utf-8' || settings.defaultCharset === 'utf8',
+    fastPath: true,
     begin: (_req, res, done) => ({ config, collector: createCollector(settings, assembleFields, res, done) })
   }
 }

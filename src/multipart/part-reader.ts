@@ -25,6 +25,26 @@ export function readBoundary (header: string): string | null {
   return typeof boundary === 'string' && boundary.length >= 1 && boundary.length <= MAX_BOUNDARY_LENGTH ? boundary : null
 }
 
+/**
+ * A policy's `defCharset` asking for the bytes of every field whose part declares no charset: such a value is
+ * reported as a Buffer, for the policy to decode once the whole form (and its `_charset_` field) is known.
+ */
+export const UNDECLARED_AS_BYTES = 'bodykit:undeclared-as-bytes'
+
+/**
+ * busboy's `defCharset` for UNDECLARED_AS_BYTES. busboy decodes a field whose part declares no charset with its
+ * `defCharset`, looked up first as given and then by `toLowerCase()`. This object matches no charset name, so
+ * the lookup records that the field declared none and answers latin1, which keeps each byte as one character.
+ * busboy emits the field right after decoding it. test/multipart/charset.test.ts pins this reading of busboy.
+ */
+class UndeclaredCharset {
+  used = false
+  toLowerCase (): string {
+    this.used = true
+    return 'latin1'
+  }
+}
+
 /** What busboy says of a field part. */
 export interface FieldPartInfo {
   readonly nameTruncated: boolean
@@ -43,7 +63,11 @@ export type CountLimit = 'parts' | 'files' | 'fields'
 
 /** What a part reader reports parts to: one per request, made by the policy. */
 export interface PartCollector {
-  field (name: string | undefined, value: string | undefined, info: FieldPartInfo): void
+  /**
+   * A field: its value decoded with the charset its part declares (undefined when busboy cannot decode it), or,
+   * under UNDECLARED_AS_BYTES, the bytes of a value whose part declares none.
+   */
+  field (name: string | undefined, value: string | Buffer | undefined, info: FieldPartInfo): void
   file (name: string | undefined, stream: Readable, info: FilePartInfo): void
   /** A whole file already in memory (the fast path): stored as a file stream's bytes would be. */
   fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void
@@ -73,7 +97,7 @@ export interface FormPolicy {
   }
 }
 
-/** busboy's configuration, less the headers (busboy is given only the Content-Type). */
+/** busboy's configuration, less the headers (busboy is given only the Content-Type); `defCharset` may be UNDECLARED_AS_BYTES. */
 export type ParserConfig = Omit<busboy.BusboyConfig, 'headers'>
 
 /** Builds the multipart stage of a policy. */
@@ -95,10 +119,10 @@ export function createMultipartStage (policy: FormPolicy): BodyStage {
       }
       const { config, collector } = reading
       if (!Buffer.isBuffer(input)) return readWithBusboy(config, collector, input, req)
-      const form = readsLikeBusboy(req.headers['content-type'] as string, config)
+      const form = readsLikeBusboy(req.headers['content-type'] as string, config, UNDECLARED_AS_BYTES)
       // An empty body is the policy's to judge (an empty form to multipart(), busboy's error to multer): busboy says which.
       const parts = form === null || input.length === 0 ? null : readCanonicalFormSafely(input, form.boundary, form.names)
-      if (parts !== null) return readCanonicalParts(config, collector, input, parts)
+      if (parts !== null) return readCanonicalParts(config, collector, input, parts, form?.valuesAsBytes === true)
       // Not canonical: busboy reads the same bytes, in one piece.
       const stream = new Readable({ read () {} })
       stream.push(input)
@@ -120,15 +144,25 @@ function readCanonicalFormSafely (body: Buffer, boundary: string, names: NameRea
 /** Reads a body stream with busboy. Returns the stage's abort. */
 function readWithBusboy (config: ParserConfig, collector: PartCollector, source: Readable, req: BodyRequest): StageAbort {
   let parser: busboy.Busboy
+  const undeclared = config.defCharset === UNDECLARED_AS_BYTES ? new UndeclaredCharset() : null
   try {
-    parser = busboy({ ...config, headers: { 'content-type': req.headers['content-type'] as string } })
+    parser = busboy({
+      ...config,
+      ...(undeclared === null ? {} : { defCharset: undeclared as unknown as string }),
+      headers: { 'content-type': req.headers['content-type'] as string }
+    })
   } catch (err) {
     // busboy's own reading of the Content-Type found no boundary where the policy's check did.
     collector.parserError(err as Error, false)
     return (callback) => { collector.abort(callback) }
   }
   parser.on('field', (name: string | undefined, value: string | undefined, info: busboy.FieldInfo) => {
-    collector.field(name, value, info)
+    if (undeclared?.used === true) {
+      undeclared.used = false
+      collector.field(name, Buffer.from(value as string, 'latin1'), info)
+    } else {
+      collector.field(name, value, info)
+    }
   })
   parser.on('file', (name: string | undefined, stream: Readable, info: busboy.FileInfo) => {
     collector.file(name, stream, info)
@@ -162,12 +196,14 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
 /**
  * Reports the parts of a canonical form as busboy would with the same limits: each field or file in order, the
  * files and fields over their counts skipped (reported once), the part count's limit at the part after the last
- * allowed, a field over its size as truncated. Returns the abort.
+ * allowed, a field over its size as truncated. Values are UTF-8, or their bytes (`valuesAsBytes`): a canonical
+ * part declares no charset. Returns the abort.
  */
-function readCanonicalParts (config: ParserConfig, collector: PartCollector, body: Buffer, parts: CanonicalPart[]): StageAbort {
+function readCanonicalParts (config: ParserConfig, collector: PartCollector, body: Buffer, parts: CanonicalPart[], valuesAsBytes: boolean): StageAbort {
   const limits = config.limits ?? {}
   const fieldSizeLimit = limits.fieldSize ?? 1024 * 1024
   const partsLimit = limits.parts ?? Infinity
+  const value = (start: number, end: number): string | Buffer => valuesAsBytes ? body.subarray(start, end) : body.toString('utf8', start, end)
   const counts = { files: 0, fields: 0 }
   const reached = { files: false, fields: false }
   let count = 0
@@ -186,9 +222,9 @@ function readCanonicalParts (config: ParserConfig, collector: PartCollector, bod
         collector.fileBytes(part.name, body.subarray(part.start, part.end), part.filename, part.mimeType)
       } else if (size > 0 && size >= fieldSizeLimit) {
         // busboy marks a field truncated once its size reaches the limit, which an empty field never does.
-        collector.field(part.name, body.toString('utf8', part.start, part.start + fieldSizeLimit), { nameTruncated: false, valueTruncated: true })
+        collector.field(part.name, value(part.start, part.start + fieldSizeLimit), { nameTruncated: false, valueTruncated: true })
       } else {
-        collector.field(part.name, body.toString('utf8', part.start, part.end), { nameTruncated: false, valueTruncated: false })
+        collector.field(part.name, value(part.start, part.end), { nameTruncated: false, valueTruncated: false })
       }
     }
     if (++count === partsLimit) collector.countLimit('parts')

@@ -20,6 +20,8 @@ after(() => { fs.rmSync(directory, { recursive: true, force: true }) })
 const input: fc.Arbitrary<MultipartInput> = fc.tuple(multipartInput, fc.boolean()).map(([drawn, canonical]) => canonical
   ? {
       ...drawn,
+      // A boundary browsers would write: one the fast path takes unquoted.
+      boundary: drawn.boundary.replace(/[^0-9a-zA-Z'+_.-]/g, '-'),
       preamble: Buffer.alloc(0),
       epilogue: Buffer.alloc(0),
       damage: 'none',
@@ -90,23 +92,27 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
       let canonical = 0
       await fc.assert(fc.asyncProperty(input, async (drawn) => {
         const body = toBody(drawn)
-        const contentType = 'multipart/form-data; boundary="' + drawn.boundary + '"'
+        // Unquoted where it can be, as browsers send it: only a plain `boundary=` may take the fast path.
+        const contentType = /^[0-9a-zA-Z'+_.-]+$/.test(drawn.boundary)
+          ? 'multipart/form-data; boundary=' + drawn.boundary
+          : 'multipart/form-data; boundary="' + drawn.boundary + '"'
         const limits = limitsFor(drawn, body, await readWithBusboy(body, contentType, 10 * 1024 * 1024))
         const middleware = entry.multipart({
           limit: Math.max(limits.limit, 64 * 1024),
           partLimit: limits.partLimit,
           parameterLimit: limits.parameterLimit,
           fieldSizeLimit: limits.fieldSizeLimit,
+          defaultCharset: drawn.defaultCharset,
           files: limits.files === null ? false : { ...limits.files, directory }
         })
-        if (body.length <= 64 * 1024 && readCanonicalForm(body, drawn.boundary) !== null) canonical++
+        if (body.length <= 64 * 1024 && contentType.endsWith(drawn.boundary) && readCanonicalForm(body, drawn.boundary) !== null) canonical++
         const whole = await send(middleware, contentType, body, true)
         const streamed = await send(middleware, contentType, body, false)
         assert.deepEqual(whole, streamed)
         assert.deepEqual(fs.readdirSync(directory), [])
       }), { numRuns: RUNS })
       // The property must have exercised the fast path, not only its fallback.
-      assert.ok(canonical > RUNS / 10, `only ${canonical} of ${RUNS} forms were canonical`)
+      assert.ok(canonical > RUNS / 5, `only ${canonical} of ${RUNS} forms were canonical`)
       console.log(`multipart fast path (${name}): ${canonical} canonical forms of ${RUNS}`)
     })
   })

@@ -9,7 +9,7 @@ import fc from 'fast-check'
 import bodykit from '../../src/index'
 import legacy from '../../src/legacy'
 import { endRequest, fakeRequest, fakeResponse, listenerCounts, sleep, tick } from '../hostile/helpers'
-import { allowedErrors, countParts, limitsFor, multipartInput, readWithBusboy, toBody, toPieces, type Reading } from './model'
+import { allowedErrors, countParts, decodedFields, limitsFor, multipartInput, readWithBusboy, toBody, toPieces } from './model'
 
 /** `npm test` runs this many per entry; `npm run fuzz` sets MULTIPART_FUZZ_RUNS (at least 100,000). */
 const RUNS = Number(process.env.MULTIPART_FUZZ_RUNS ?? 1500)
@@ -30,11 +30,11 @@ interface Outcome {
   files?: Array<{ fieldName: string, originalName: string, mimeType: string, size: number, buffer?: Buffer, path?: string }>
 }
 
-/** `req.body` as busboy's fields give it in flat mode: repeated names become arrays, in order. */
-function flatFields (reading: Reading): Record<string, unknown> {
+/** `req.body` as the decoded fields give it in flat mode: repeated names become arrays, in order. */
+function flatFields (decoded: Array<{ name: string | undefined, value: string }>): Record<string, unknown> {
   const fields: Record<string, unknown> = {}
-  for (const event of reading.events) {
-    if (event.kind !== 'field' || event.name === undefined) continue
+  for (const event of decoded) {
+    if (event.name === undefined) continue
     const existing = fields[event.name]
     if (existing === undefined) fields[event.name] = event.value
     else if (Array.isArray(existing)) existing.push(event.value)
@@ -70,6 +70,7 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
           parameterLimit: limits.parameterLimit,
           fieldSizeLimit: limits.fieldSizeLimit,
           fieldNameSizeLimit: limits.fieldNameSizeLimit,
+          defaultCharset: input.defaultCharset,
           files: limits.files === null ? false : { ...limits.files, directory }
         })
         const wire = input.gzip ? zlib.gzipSync(body) : body
@@ -99,7 +100,7 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
         assert.equal(outcome.calls, 1, 'next called once')
         if (outcome.err === undefined) {
           assert.ok(!mustFail, 'accepted, but one of ' + [...allowed].join(', ') + ' was due')
-          assert.deepEqual(JSON.parse(JSON.stringify(outcome.body)), flatFields(reading))
+          assert.deepEqual(JSON.parse(JSON.stringify(outcome.body)), flatFields(await decodedFields(body, contentType, input.defaultCharset)))
           const expectedFiles = reading.events.filter((event) => event.kind === 'file')
           const files = outcome.files ?? []
           assert.equal(files.length, limits.files === null ? 0 : expectedFiles.length)
@@ -115,6 +116,7 @@ for (const [name, entry] of [['default', bodykit], ['legacy', legacy]] as const)
             if (file.path !== undefined) fs.unlinkSync(file.path)
           }
           count('accepted')
+          if (Object.hasOwn(outcome.body as object, '_charset_')) count('accepted with _charset_')
         } else {
           assert.ok(allowed.has(outcome.err.type as string), `error ${String(outcome.err.type)} not among ${[...allowed].join(', ')}`)
           assert.ok((outcome.err.status as number) >= 400 && (outcome.err.status as number) < 500)

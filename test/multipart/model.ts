@@ -1,4 +1,5 @@
 // The multipart fuzz model: generated bodies (valid and damaged, in pieces) and busboy's own reading of the same bytes as the oracle.
+import assert from 'node:assert/strict'
 import busboy from 'busboy'
 import fc from 'fast-check'
 
@@ -34,6 +35,8 @@ export interface MultipartInput {
   gzip: boolean
   /** Sent without a length (chunked): always streamed; with one, a small body is read whole (the fast path). */
   chunked: boolean
+  /** multipart()'s `defaultCharset`, when given. */
+  defaultCharset: string | undefined
 }
 
 const BCHARS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'()+_,-./:=?"
@@ -54,8 +57,12 @@ function valueArb (boundary: string): fc.Arbitrary<Buffer> {
   )
 }
 
+/** What a `_charset_` field may say: labels busboy decodes, labels only TextDecoder knows, unknown ones, odd spacing. */
+const CHARSET_LABELS = ['UTF-8', 'utf-8', 'iso-8859-1', 'windows-1252', 'shift_jis', 'utf-16le', 'no-such-charset', ' utf-8', '']
+
 function partArb (boundary: string): fc.Arbitrary<Part> {
   return fc.oneof(
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('field' as const), name: fc.constant('_charset_'), value: fc.constantFrom(...CHARSET_LABELS).map((label) => Buffer.from(label)), charset: fc.constantFrom(null, null, 'utf-8') }) },
     { weight: 5, arbitrary: fc.record({ kind: fc.constant('field' as const), name: nameArb, value: valueArb(boundary).map((value) => stripNonUtf8(value)), charset: fc.constantFrom(null, null, null, 'utf-8', 'latin1') }) },
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('file' as const), name: nameArb, filename: fc.constantFrom('a.txt', '', 'x/../../evil.sh', 'C:\\x\\y.png', 'naïve.txt', '名前.bin'), extended: fc.boolean(), type: fc.constantFrom(null, 'image/png', 'application/octet-stream', 'text/plain; charset=utf-8'), data: valueArb(boundary) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('bare' as const), data: valueArb(boundary), headerless: fc.boolean() }) }
@@ -95,7 +102,8 @@ export const multipartInput: fc.Arbitrary<MultipartInput> = boundaryArb.chain((b
   filesOn: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
   storage: fc.constantFrom('memory' as const, 'disk' as const),
   gzip: fc.oneof({ weight: 9, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
-  chunked: fc.boolean()
+  chunked: fc.boolean(),
+  defaultCharset: fc.constantFrom(undefined, undefined, undefined, undefined, undefined, 'latin1', 'shift_jis', 'utf-16le')
 }).map((input) => ({ ...input, preamble: Buffer.from(input.preamble), epilogue: Buffer.from(input.epilogue) })))
 
 function headerValue (text: string): string {
@@ -161,13 +169,13 @@ export interface Reading {
 }
 
 /** busboy's reading of the whole body at once: the oracle. */
-export function readWithBusboy (body: Buffer, contentType: string, fieldSizeLimit: number): Promise<Reading> {
+export function readWithBusboy (body: Buffer, contentType: string, fieldSizeLimit: number, defCharset?: string): Promise<Reading> {
   return new Promise((resolve) => {
     const reading: Reading = { events: [], error: null, parts: 0 }
     const files: Array<Promise<void>> = []
     let parser: busboy.Busboy
     try {
-      parser = busboy({ headers: { 'content-type': contentType }, defParamCharset: 'utf8', limits: { fieldSize: fieldSizeLimit + 1 } })
+      parser = busboy({ headers: { 'content-type': contentType }, defParamCharset: 'utf8', defCharset, limits: { fieldSize: fieldSizeLimit + 1 } })
     } catch (err) {
       resolve({ ...reading, error: (err as Error).message })
       return
@@ -200,6 +208,61 @@ export function readWithBusboy (body: Buffer, contentType: string, fieldSizeLimi
     parser.on('close', end)
     parser.end(body)
   })
+}
+
+/**
+ * The fields multipart() must give, in order: a value whose part declares a charset as busboy decodes it, any
+ * other one decoded with the first `_charset_` field's charset when one is known, else with `defaultCharset`.
+ * Which parts declare a charset is read from busboy alone: two readings with different default charsets give
+ * the same text exactly for them (latin1 gives n characters for n bytes, utf-16le n/2).
+ */
+export async function decodedFields (body: Buffer, contentType: string, defaultCharset = 'utf-8'): Promise<Array<{ name: string | undefined, value: string }>> {
+  const asLatin1 = (await readWithBusboy(body, contentType, 10 * 1024 * 1024, 'latin1')).events
+  const asUtf16 = (await readWithBusboy(body, contentType, 10 * 1024 * 1024, 'utf16le')).events
+  const fields = asLatin1.flatMap((event, index) => {
+    if (event.kind !== 'field') return []
+    const other = asUtf16[index]
+    const declared = other.kind === 'field' && other.value === event.value
+    return [{ name: event.name, value: event.value, bytes: declared ? null : Buffer.from(event.value, 'latin1') }]
+  })
+  const charsetField = fields.find((field) => field.name === '_charset_')
+  const decode = (charsetField !== undefined ? decoderOf(charsetField.value) : null) ?? decoderOf(defaultCharset)
+  return fields.map((field) => ({ name: field.name, value: field.bytes === null ? field.value : (decode as (bytes: Buffer) => string)(field.bytes) }))
+}
+
+/**
+ * How a charset label decodes: as busboy decodes a one-field form whose part declares it, else by TextDecoder
+ * (whose labels busboy cannot decode), else null.
+ */
+function decoderOf (label: string): ((bytes: Buffer) => string) | null {
+  const declaring = (bytes: Buffer): string | undefined => {
+    // The model's values never hold this delimiter (only their own form's boundary).
+    assert.ok(!bytes.includes('--' + ORACLE_BOUNDARY))
+    return readOneField(Buffer.concat([
+      Buffer.from('--' + ORACLE_BOUNDARY + '\r\nContent-Disposition: form-data; name="x"\r\nContent-Type: text/plain; charset="' + label + '"\r\n\r\n'),
+      bytes,
+      Buffer.from('\r\n--' + ORACLE_BOUNDARY + '--\r\n')
+    ]))
+  }
+  if (declaring(Buffer.from('probe')) !== undefined) return (bytes) => declaring(bytes) as string
+  try {
+    const decoder = new TextDecoder(label)
+    return (bytes) => decoder.decode(bytes)
+  } catch {
+    return null
+  }
+}
+
+const ORACLE_BOUNDARY = 'bodykit-oracle-boundary-5a0c1e9d'
+
+/** The value busboy gives the one field of a form (it emits while it is written to): undefined when it cannot decode it. */
+function readOneField (form: Buffer): string | undefined {
+  let value: string | undefined
+  const parser = busboy({ headers: { 'content-type': 'multipart/form-data; boundary=' + ORACLE_BOUNDARY } })
+  parser.on('field', (_name, text: string | undefined) => { value = text })
+  parser.on('error', () => {})
+  parser.write(form)
+  return value
 }
 
 /** The limits of one run: generous, or shifted around what the body needs so that each is met, missed or passed by one. */

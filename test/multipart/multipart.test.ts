@@ -100,6 +100,40 @@ for (const [name, entry, unparsed] of [['default', bodykit, undefined], ['legacy
       assert.deepEqual(json.json.body, unparsed === undefined ? { $undefined: true } : {})
     })
 
+    it('decodes values by their part\'s charset, else the form\'s _charset_, else defaultCharset, whole or streamed', async (t) => {
+      const server = await serve(t, [entry.multipart()])
+      const latin1 = Buffer.from('café', 'latin1')
+      const body = form([
+        { name: 'before', value: latin1 },
+        { name: '_charset_', value: 'ISO-8859-1' },
+        { name: 'declared', value: 'héllo', type: 'text/plain; charset=utf-8' },
+        { name: 'after', value: latin1 },
+        { name: '_charset_', value: 'shift_jis' }
+      ])
+      const expected = { before: 'café', _charset_: ['ISO-8859-1', 'shift_jis'], declared: 'héllo', after: 'café' }
+      // With a length, a small canonical body takes the fast path, except for the declared charset; chunked, busboy reads it.
+      assert.deepEqual((await server.post(TYPE, body)).json.body, expected)
+      assert.deepEqual((await server.post(TYPE, [body.subarray(0, 50), body.subarray(50)])).json.body, expected)
+      const canonical = form([{ name: 'a', value: latin1 }, { name: '_charset_', value: 'iso-8859-1' }])
+      assert.deepEqual((await server.post(TYPE, canonical)).json.body, { a: 'café', _charset_: 'iso-8859-1' })
+      assert.deepEqual((await server.post(TYPE, [canonical])).json.body, { a: 'café', _charset_: 'iso-8859-1' })
+      // A charset nobody knows is ignored: the default applies.
+      const unknown = await server.post(TYPE, form([{ name: '_charset_', value: 'klingon' }, { name: 'a', value: 'ü' }]))
+      assert.deepEqual(unknown.json.body, { _charset_: 'klingon', a: 'ü' })
+    })
+
+    it('decodes with a defaultCharset only TextDecoder knows (shift_jis)', async (t) => {
+      const server = await serve(t, [entry.multipart({ defaultCharset: 'Shift_JIS' })])
+      const body = form([{ name: 'kana', value: Buffer.from([0x82, 0xa0]) }, { name: 'plain', value: 'abc' }])
+      assert.deepEqual((await server.post(TYPE, body)).json.body, { kana: 'あ', plain: 'abc' })
+      assert.deepEqual((await server.post(TYPE, [body])).json.body, { kana: 'あ', plain: 'abc' })
+      // A part that declares a charset busboy cannot decode is still refused, naming the field.
+      const declared = await server.post(TYPE, form([{ name: 'kana', value: Buffer.from([0x82, 0xa0]), type: 'text/plain; charset=shift_jis' }]))
+      assert.equal(declared.status, 415)
+      assert.equal(declared.json.type, 'charset.unsupported')
+      assert.equal(declared.json.field, 'kana')
+    })
+
     it('refuses a file part while files are off, naming the field', async (t) => {
       const server = await serve(t, [entry.multipart()])
       const reply = await server.post(TYPE, form([{ name: 'a', value: '1' }, { name: 'doc', value: 'data', filename: 'a.txt' }]))

@@ -141,8 +141,7 @@ class MulterUpload implements PartCollector {
     return this.limits !== undefined && Object.prototype.hasOwnProperty.call(this.limits, key)
   }
 
-  // multer leaves `defCharset` to busboy (never UNDECLARED_AS_BYTES): values come decoded, as strings.
-  field (name: string | undefined, value: string | Buffer | undefined, info: FieldPartInfo): void {
+  field (name: string | undefined, value: string | undefined, info: FieldPartInfo): void {
     if (this.errorOccurred) return
     if (name === undefined || name === null) return this.abortWithCode('MISSING_FIELD_NAME')
     const fieldname = decodeFormName(name)

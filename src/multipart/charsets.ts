@@ -2,8 +2,11 @@
 // A charset is decoded as busboy decodes a part that declares it, and by TextDecoder where busboy has no decoder.
 import { TextDecoder } from 'util'
 
-/** Turns a value's bytes into text. */
-export type Decode = (bytes: Buffer) => string
+/** Turns a value's bytes, given as latin1 text (one character per byte), into the text they encode. */
+export type Decode = (bytes: string) => string
+
+/** A character past ASCII (U+0080 and up): the bytes of UTF-8 text then need decoding. */
+const NON_ASCII = /[\u0080-\uffff]/
 
 /** The labels busboy decodes with Node's own decoders (a label is matched in lower case, untrimmed, as busboy does). */
 const NODE_DECODERS = new Map<string, BufferEncoding>([
@@ -18,14 +21,17 @@ const NODE_DECODERS = new Map<string, BufferEncoding>([
 /** The decoder for a charset label, or null when neither Node nor TextDecoder knows it. */
 export function decoderFor (label: string): Decode | null {
   const encoding = NODE_DECODERS.get(label.toLowerCase())
-  if (encoding !== undefined) return (bytes) => bytes.toString(encoding)
+  // The bytes are already latin1 text; ASCII reads the same in UTF-8, and most values are ASCII.
+  if (encoding === 'latin1') return (bytes) => bytes
+  if (encoding === 'utf8') return (bytes) => NON_ASCII.test(bytes) ? Buffer.from(bytes, 'latin1').toString('utf8') : bytes
+  if (encoding !== undefined) return (bytes) => Buffer.from(bytes, 'latin1').toString(encoding)
   let decoder: TextDecoder
   try {
     decoder = new TextDecoder(label)
   } catch {
     return null
   }
-  return (bytes) => decoder.decode(bytes)
+  return (bytes) => decoder.decode(Buffer.from(bytes, 'latin1'))
 }
 
 /** The field browsers fill with the form's charset when the form has a hidden input of that name (HTML §4.10.21.8). */
@@ -35,11 +41,9 @@ const CHARSET_FIELD = '_charset_'
  * The decoder for the values whose part declares no charset: the first `_charset_` field's charset when a decoder
  * knows it (an unknown one is ignored, as WHATWG's form parsing ignores it), else the default.
  */
-export function formDecoder (fields: ReadonlyArray<{ readonly name: string, readonly value: string | Buffer }>, fallback: Decode): Decode {
+export function formDecoder (fields: ReadonlyArray<{ readonly name: string, readonly value: string }>, fallback: Decode): Decode {
   for (const field of fields) {
-    if (field.name !== CHARSET_FIELD) continue
-    const label = typeof field.value === 'string' ? field.value : field.value.toString('latin1')
-    return decoderFor(label) ?? fallback
+    if (field.name === CHARSET_FIELD) return decoderFor(field.value) ?? fallback
   }
   return fallback
 }

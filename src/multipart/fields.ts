@@ -1,14 +1,17 @@
 // Field assembly: the fields decoded and built into `req.body` exactly as urlencoded() builds a form.
 import type { AnyOptions } from '../options'
+import { addFlatPair } from '../parsers/flat-form'
 import { decoderFor, formDecoder, type Decode } from './charsets'
 import { createUrlencodedParse } from '../parsers/urlencoded'
 import type { Variant } from '../variants'
 import type { MultipartSettings } from './settings'
 
-/** A field as the part reader saw it: decoded with the charset its part declares, or the bytes of a value whose part declares none. */
+/** A field as the part reader saw it: its value decoded with the charset its part declares, or its bytes. */
 export interface FormField {
   readonly name: string
-  readonly value: string | Buffer
+  readonly value: string
+  /** The part declares no charset: `value` is its bytes as latin1 text, decoded once the form's charset is known. */
+  readonly asBytes: boolean
 }
 
 /** Decodes the values and builds the fields object: flat or nested, with urlencoded's depth, prototype rules and arrays. */
@@ -16,7 +19,8 @@ export type FieldAssembler = (fields: readonly FormField[]) => Record<string, un
 
 /**
  * The object is built by the variant's urlencoded parser from an equivalent form, so nesting, arrays, `depth`
- * and prototype safety are urlencoded's own, not a second copy of them.
+ * and prototype safety are urlencoded's own, not a second copy of them. Names without brackets, where qs's
+ * reading is flat, skip the round trip through text (test/multipart/fields.test.ts proves the two equal).
  */
 export function createFieldAssembler (settings: MultipartSettings, variant: Variant): FieldAssembler {
   const parseForm = createUrlencodedParse({
@@ -25,18 +29,29 @@ export function createFieldAssembler (settings: MultipartSettings, variant: Vari
     // The part reader counts fields against parameterLimit as they arrive; the form is never larger.
     parameterLimit: Infinity
   } as AnyOptions, variant) as (body: string, charset: string) => Record<string, unknown>
+  // compat(v1): body-parser 1.x's simple mode is Node's querystring, which flat pairs do not follow.
+  const readsFlatPairs = settings.extended || !variant.urlencoded.simpleIsQuerystring
   // Validated when the options were read.
   const defaultDecode = decoderFor(settings.defaultCharset) as Decode
   return function assembleFields (fields) {
     const decode = formDecoder(fields, defaultDecode)
+    if (readsFlatPairs && fields.every(hasFlatName)) {
+      const result: Record<string, string | string[]> = {}
+      for (const { name, value, asBytes } of fields) addFlatPair(result, name, asBytes ? decode(value) : value)
+      return result
+    }
     let form = ''
     for (let index = 0; index < fields.length; index++) {
-      const { name, value } = fields[index]
-      const text = typeof value === 'string' ? value : decode(value)
-      form += (index === 0 ? '' : '&') + escapeFormText(name) + '=' + escapeFormText(text)
+      const { name, value, asBytes } = fields[index]
+      form += (index === 0 ? '' : '&') + escapeFormText(name) + '=' + escapeFormText(asBytes ? decode(value) : value)
     }
     return parseForm(form, 'utf-8')
   }
+}
+
+/** A name qs reads as one key, whatever the depth: brackets are all that make it nest (dots are off). */
+function hasFlatName (field: FormField): boolean {
+  return !field.name.includes('[') && !field.name.includes(']')
 }
 
 const FORM_SYNTAX = /[%&=+]/g

@@ -75,7 +75,7 @@ function createCollector (settings: MultipartSettings, assembleFields: FieldAsse
 
   return {
     get settled () { return settled },
-    field (name, value, { valueTruncated: truncated }) {
+    field (name, value, { valueTruncated: truncated }, asBytes) {
       if (settled) return
       const problem = checkName(settings, name) ?? (
         truncated
@@ -91,7 +91,7 @@ function createCollector (settings: MultipartSettings, assembleFields: FieldAsse
         finish(errors.unsupportedFieldCharset(name as string))
         return
       }
-      fields.push({ name: name as string, value })
+      fields.push({ name: name as string, value, asBytes })
     },
     file (name, stream, { filename, mimeType, encoding }) {
       // Every stream gets its error listener before it can emit (multer CVE-2025-7338): busboy destroys an

@@ -27,7 +27,7 @@ export function readBoundary (header: string): string | null {
 
 /**
  * A policy's `defCharset` asking for the bytes of every field whose part declares no charset: such a value is
- * reported as a Buffer, for the policy to decode once the whole form (and its `_charset_` field) is known.
+ * reported as latin1 text (`asBytes`), for the policy to decode once the whole form (and its `_charset_`) is known.
  */
 export const UNDECLARED_AS_BYTES = 'bodykit:undeclared-as-bytes'
 
@@ -65,9 +65,9 @@ export type CountLimit = 'parts' | 'files' | 'fields'
 export interface PartCollector {
   /**
    * A field: its value decoded with the charset its part declares (undefined when busboy cannot decode it), or,
-   * under UNDECLARED_AS_BYTES, the bytes of a value whose part declares none.
+   * under UNDECLARED_AS_BYTES, the bytes of a value whose part declares none, as latin1 text (`asBytes`).
    */
-  field (name: string | undefined, value: string | Buffer | undefined, info: FieldPartInfo): void
+  field (name: string | undefined, value: string | undefined, info: FieldPartInfo, asBytes: boolean): void
   file (name: string | undefined, stream: Readable, info: FilePartInfo): void
   /** A whole file already in memory (the fast path): stored as a file stream's bytes would be. */
   fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void
@@ -157,12 +157,9 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
     return (callback) => { collector.abort(callback) }
   }
   parser.on('field', (name: string | undefined, value: string | undefined, info: busboy.FieldInfo) => {
-    if (undeclared?.used === true) {
-      undeclared.used = false
-      collector.field(name, Buffer.from(value as string, 'latin1'), info)
-    } else {
-      collector.field(name, value, info)
-    }
+    const asBytes = undeclared?.used === true
+    if (asBytes) undeclared.used = false
+    collector.field(name, value, info, asBytes)
   })
   parser.on('file', (name: string | undefined, stream: Readable, info: busboy.FileInfo) => {
     collector.file(name, stream, info)
@@ -203,7 +200,7 @@ function readCanonicalParts (config: ParserConfig, collector: PartCollector, bod
   const limits = config.limits ?? {}
   const fieldSizeLimit = limits.fieldSize ?? 1024 * 1024
   const partsLimit = limits.parts ?? Infinity
-  const value = (start: number, end: number): string | Buffer => valuesAsBytes ? body.subarray(start, end) : body.toString('utf8', start, end)
+  const valueEncoding = valuesAsBytes ? 'latin1' : 'utf8'
   const counts = { files: 0, fields: 0 }
   const reached = { files: false, fields: false }
   let count = 0
@@ -222,9 +219,9 @@ function readCanonicalParts (config: ParserConfig, collector: PartCollector, bod
         collector.fileBytes(part.name, body.subarray(part.start, part.end), part.filename, part.mimeType)
       } else if (size > 0 && size >= fieldSizeLimit) {
         // busboy marks a field truncated once its size reaches the limit, which an empty field never does.
-        collector.field(part.name, value(part.start, part.start + fieldSizeLimit), { nameTruncated: false, valueTruncated: true })
+        collector.field(part.name, body.toString(valueEncoding, part.start, part.start + fieldSizeLimit), TRUNCATED, valuesAsBytes)
       } else {
-        collector.field(part.name, value(part.start, part.end), { nameTruncated: false, valueTruncated: false })
+        collector.field(part.name, body.toString(valueEncoding, part.start, part.end), WHOLE, valuesAsBytes)
       }
     }
     if (++count === partsLimit) collector.countLimit('parts')
@@ -233,5 +230,8 @@ function readCanonicalParts (config: ParserConfig, collector: PartCollector, bod
   process.nextTick(() => { collector.end() })
   return (callback) => { collector.abort(callback) }
 }
+
+const WHOLE: FieldPartInfo = { nameTruncated: false, valueTruncated: false }
+const TRUNCATED: FieldPartInfo = { nameTruncated: false, valueTruncated: true }
 
 function noop (): void {}

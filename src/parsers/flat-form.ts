@@ -37,18 +37,21 @@ export function parseFlatForm (body: string): Record<string, string | string[]> 
     const equals = body.indexOf('=', start)
     const hasValue = equals !== -1 && equals < end
     const key = decodeComponent(body.slice(start, hasValue ? equals : end))
-    // Security: `__proto__` is never assigned (it would replace the prototype); qs drops it too.
-    if (key !== '' && key !== '__proto__') {
-      const value = hasValue ? decodeComponent(body.slice(equals + 1, end)) : ''
-      if (!Object.hasOwn(result, key)) {
-        result[key] = value
-      } else {
-        const existing = result[key]
-        if (Array.isArray(existing)) existing.push(value)
-        else result[key] = [existing, value]
-      }
-    }
+    addFlatPair(result, key, hasValue ? decodeComponent(body.slice(equals + 1, end)) : '')
     start = end + 1
   }
   return result
+}
+
+/** Adds one decoded pair as qs does: an empty key and `__proto__` are dropped, a repeated key's values become an array. */
+export function addFlatPair (result: Record<string, string | string[]>, key: string, value: string): void {
+  // Security: `__proto__` is never assigned (it would replace the prototype); qs drops it too.
+  if (key === '' || key === '__proto__') return
+  if (!Object.hasOwn(result, key)) {
+    result[key] = value
+    return
+  }
+  const existing = result[key]
+  if (Array.isArray(existing)) existing.push(value)
+  else result[key] = [existing, value]
 }

@@ -51,7 +51,8 @@ export function describeChromium (title: string, define: (entry: Entry, same: Sa
 export async function click (page: Page, button: string, box: string): Promise<Seen> {
   const count = Number(await page.getAttribute(box, 'data-count') ?? 0)
   await page.click(button)
-  for (let tries = 0; tries < 1200 && await inPage<number>(page, 'count', box) === count; tries++) await new Promise((resolve) => setTimeout(resolve, 50))
+  // The page counts its answers in data-count: wait for the next one, however long a loaded machine takes.
+  await page.waitForFunction(`Number(document.querySelector(${JSON.stringify(box)}).dataset.count || 0) !== ${count}`, undefined, { timeout: 0 })
   const answer = JSON.parse(await page.getAttribute(box, 'data-result') as string) as { status: number }
   return { status: answer.status, answer }
 }

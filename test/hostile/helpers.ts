@@ -170,6 +170,14 @@ export function listenerCounts (emitter: NodeJS.EventEmitter): Record<string, nu
 export const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
+/**
+ * Polls until `done()` holds, with no time bound: a machine under load only makes it slower, and a state that
+ * never comes (a bug) ends the test at the runner's timeout instead of a guess at how long is long enough.
+ */
+export async function until (done: () => boolean): Promise<void> {
+  for (let polls = 0; !done(); polls++) await (polls < 20 ? tick() : sleep(1))
+}
+
 /** The own property names of the built-in prototypes, to check nothing was added or changed. */
 export function prototypeSnapshot (): string {
   const protos = [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype, Boolean.prototype, Buffer.prototype, Uint8Array.prototype, Error.prototype]

@@ -26,7 +26,7 @@ describe('playground card 7: a form with a file', { skip: skipReason('chromium',
     await page.setInputFiles('#multipart-file', file)
     await page.click('#send-multipart')
     // The page counts its answers in data-count; wait for the next one.
-    await page.waitForFunction(`Number(document.getElementById('out-multipart').dataset.count || 0) > ${count}`)
+    await page.waitForFunction(`Number(document.getElementById('out-multipart').dataset.count || 0) > ${count}`, undefined, { timeout: 0 })
     return JSON.parse(await page.getAttribute('#out-multipart', 'data-result') as string)
   }
 

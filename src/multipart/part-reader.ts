@@ -35,7 +35,8 @@ export const UNDECLARED_AS_BYTES = 'bodykit:undeclared-as-bytes'
  * busboy's `defCharset` for UNDECLARED_AS_BYTES. busboy decodes a field whose part declares no charset with its
  * `defCharset`, looked up first as given and then by `toLowerCase()`. This object matches no charset name, so
  * the lookup records that the field declared none and answers latin1, which keeps each byte as one character.
- * busboy emits the field right after decoding it. test/multipart/charset.test.ts pins this reading of busboy.
+ * busboy emits the field right after decoding it. The charset tests of test/multipart/multipart.test.ts and the fuzz
+ * suite (whose oracle tells declared parts apart from two plain busboy readings) pin this reading of busboy.
  */
 class UndeclaredCharset {
   used = false

@@ -1,9 +1,9 @@
 // Field assembly: the fields decoded and built into `req.body` exactly as urlencoded() builds a form.
 import type { AnyOptions } from '../options'
 import { addFlatPair } from '../parsers/flat-form'
-import { decoderFor, formDecoder, type Decode } from './charsets'
 import { createUrlencodedParse } from '../parsers/urlencoded'
 import type { Variant } from '../variants'
+import { decoderFor, formDecoder, type Decode } from './charsets'
 import type { MultipartSettings } from './settings'
 
 /** A field as the part reader saw it: its value decoded with the charset its part declares, or its bytes. */

@@ -308,6 +308,10 @@ class MulterUpload implements PartCollector {
     this.errorOccurred = true
     this.finished = true
     this.whenNoPendingWrites = null
+    // Security (multer CVE-2026-88932): a file whose engine is still choosing its path (its part already read) is
+    // not on the removal list, and would be stored after next(err), then removed. Its stream is destroyed now, so
+    // the disk engine never opens a file for it; the abort does not wait for engines, which may never answer.
+    for (const file of this.pending) if (file.path === undefined) (file.stream as Readable).destroy()
     this.removeStored((storageErrors) => {
       if (held !== null) (held as Error & { storageErrors?: Error[] }).storageErrors = storageErrors
       callback(held ?? undefined)

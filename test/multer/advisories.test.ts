@@ -429,6 +429,31 @@ for (const flavour of FLAVOURS) {
       await assertClean(h)
     })
 
+    it('multer CVE-2026-88932: a whole file whose name is still being chosen when the client aborts is never opened on disk', async (t) => {
+      // The first file is read to its end; its filename callback is held until after next(err). Under load this is
+      // what a slow randomBytes does: the file was then stored after next(err) and only removed later.
+      const held: Array<() => void> = []
+      const h = await setUp(t, flavour, (dir) => multer({
+        storage: multer.diskStorage({ destination: dir, filename: (_req, file, callback) => { held.push(() => { callback(null, 'late-' + file.fieldname) }) } })
+      }).any() as unknown as Middleware)
+      await cut(h, Buffer.concat([file('done', 'a.txt', 'complete'), fileHead('f', 'b.bin'), Buffer.alloc(20_000, 3)]), STREAMED, 'client', () => held.length === 2)
+      await assertRefused(h, null, ERR.aborted)
+      const opened: string[] = []
+      const createWriteStream = fs.createWriteStream
+      fs.createWriteStream = ((...args: Parameters<typeof fs.createWriteStream>) => {
+        opened.push(String(args[0]))
+        return createWriteStream(...args)
+      }) as typeof fs.createWriteStream
+      try {
+        // The engine answers at once (synchronously) for a destroyed stream: nothing to wait for.
+        for (const release of held) release()
+      } finally {
+        fs.createWriteStream = createWriteStream
+      }
+      assert.deepEqual(opened, [], 'a file was opened after the abort was reported')
+      await assertClean(h)
+    })
+
     it('multer CVE-2026-88932: destination or filename callbacks delayed 50 ms, the client aborts inside the delay: folder empty', async (t) => {
       for (const delayed of ['destination', 'filename'] as const) {
         let entered = 0

@@ -116,8 +116,11 @@ class MulterUpload implements PartCollector {
   private pendingWrites = 0
   private readFinished = false
   private errorOccurred = false
-  /** The removal list was taken: a file stored after it is removed as it arrives. */
-  private cleanupDone = false
+  /**
+   * The upload's one cleanup, once begun: who waits for it, then its storage errors. A file stored after it took
+   * its list is removed as it arrives.
+   */
+  private cleanup: { waiting: Array<(storageErrors: Error[]) => void>, storageErrors: Error[] | null } | null = null
   private readonly removedInCleanup = new Set<MulterFile>()
   private whenNoPendingWrites: (() => void) | null = null
   private finished = false
@@ -240,7 +243,7 @@ class MulterUpload implements PartCollector {
           return this.abortWithError(storeErr as Error)
         }
         const stored: MulterFile = { ...file, ...info }
-        if (this.cleanupDone) {
+        if (this.cleanup !== null) {
           // Security (multer CVE-2026-88932): stored after the cleanup took its list (a slow engine, or an abort
           // while it chose a path): removed here, or it would be an orphan.
           if (this.removedInCleanup.has(file)) {
@@ -354,9 +357,18 @@ class MulterUpload implements PartCollector {
     else this.whenNoPendingWrites = finish
   }
 
-  /** Removes the stored files and those being written that have a path, one after another (no recursion). */
+  /**
+   * Removes the stored files and those being written that have a path, one after another (no recursion). Runs once:
+   * a second caller (the pipeline's abort while multer's own cleanup runs) waits for it, and never removes a file
+   * twice (a removal deletes the file's path).
+   */
   private removeStored (callback: (storageErrors: Error[]) => void): void {
-    this.cleanupDone = true
+    if (this.cleanup !== null) {
+      if (this.cleanup.storageErrors === null) this.cleanup.waiting.push(callback)
+      else process.nextTick(callback, this.cleanup.storageErrors)
+      return
+    }
+    const cleanup: NonNullable<MulterUpload['cleanup']> = this.cleanup = { waiting: [callback], storageErrors: null }
     const beingWritten = this.pending.filter((file) => file.path)
     for (const file of beingWritten) this.removedInCleanup.add(file)
     const files = this.uploaded.concat(beingWritten)
@@ -364,7 +376,11 @@ class MulterUpload implements PartCollector {
     const storageErrors: Error[] = []
     let index = 0
     const removeNext = (): void => {
-      if (index === files.length) return callback(storageErrors)
+      if (index === files.length) {
+        cleanup.storageErrors = storageErrors
+        for (const waiting of cleanup.waiting.splice(0)) waiting(storageErrors)
+        return
+      }
       const file = files[index++]
       this.options.storage._removeFile(this.req, file, (err) => {
         if (err) {

@@ -659,6 +659,35 @@ for (const flavour of FLAVOURS) {
         assert.deepEqual([outcome.status, outcome.json.code], [413, 'LIMIT_FILE_SIZE'], 'the passed limit, not the abort: ' + JSON.stringify(outcome.json))
       })
 
+      it('while multer\'s own cleanup is removing a file (after limits.fileSize): each file is removed once, the limit is reported', async (t) => {
+        // The pipeline's abort used to start a second cleanup over the same files: the second removal of a file
+        // whose path the first had deleted threw from fs.unlink (an uncaught TypeError), found by a loaded run.
+        let releaseRemoval: (() => void) | null = null
+        const removals: string[] = []
+        const h = await setUp(t, flavour, (dir) => {
+          const disk = multer.diskStorage({ destination: dir })
+          const storage: StorageEngine = {
+            _handleFile: (req, f, callback) => { disk._handleFile(req, f, callback) },
+            _removeFile (req, f, callback) {
+              removals.push(f.path as string)
+              releaseRemoval = () => { disk._removeFile(req, f, callback) }
+            }
+          }
+          return multer({ storage, limits: { fileSize: 1000 } }).any() as unknown as Middleware
+        })
+        const index = h.count
+        await cut(h, Buffer.concat([fileHead('f', 'a.bin'), Buffer.alloc(30_000, 6)]), 200_000, 'client', () => releaseRemoval !== null)
+        // The server has seen the abort once its request is destroyed (the pipeline's abort runs on that event).
+        await until(() => h.lastRequest?.destroyed === true)
+        await new Promise((resolve) => setImmediate(resolve))
+        ;(releaseRemoval as unknown as () => void)()
+        const outcome = await h.outcome(index)
+        assert.equal(outcome.calls, 1, 'next called once')
+        assert.deepEqual([outcome.status, outcome.json.code], [413, 'LIMIT_FILE_SIZE'])
+        assert.equal(removals.length, 1, 'one removal for one file: ' + removals.join(', '))
+        await assertClean(h)
+      })
+
       it('while fileFilter is pending (it accepts after the abort: nothing is written)', async (t) => {
         let release: (() => void) | null = null
         const h = await setUp(t, flavour, any({ fileFilter: (_req, _file, callback) => { release = () => callback(null, true) } }))

@@ -12,9 +12,9 @@ import realMulter from 'multer'
 import multer from '../../src/multer'
 import { encode } from '../helpers/server'
 import {
-  BOUNDARY, CLOSE, FORM_TYPE, closeAfterTest, field, file, form, interruptMidBody, listUploads, openFds, part, pieces,
-  sendForm, settleFds, sleep, uploadDir, type Answer, type AnswerJson, type FileJson, type Middleware, type MultipartServer,
-  type Next, type Outcome, type SendOptions
+  BOUNDARY, CLOSE, FORM_TYPE, field, file, form, interruptMidBody, listenForForms, listUploads, openFds, part, pieces,
+  settleFds, sleep, uploadDir, type Answer, type AnswerJson, type FileJson, type Middleware, type MultipartServer,
+  type Next, type Outcome
 } from '../multipart/helpers'
 
 type StorageEngine = ReturnType<typeof multer.diskStorage>
@@ -138,11 +138,7 @@ async function setUp (t: TestContext, flavour: Flavour, makeMiddleware: (dir: st
     next(err)
   })
   const server = http.createServer(app)
-  server.on('connection', (socket: Socket) => { lastSocket = socket })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as AddressInfo).port
-  closeAfterTest(t, server, violations)
-  const send = (body: Buffer | Buffer[], sendOptions: SendOptions = {}): Promise<Answer> => sendForm(port, body, sendOptions)
+  const { port, send } = await listenForForms(t, server, violations, (socket: Socket) => { lastSocket = socket })
   const harness: Harness = {
     dir,
     baseline: 0,

@@ -209,11 +209,7 @@ export async function startMultipartServer (t: TestContext, mw: Middleware, opti
     })
     options.afterStart?.(req, index)
   })
-  server.on('connection', (socket) => { lastSocket = socket })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as AddressInfo).port
-  closeAfterTest(t, server, violations)
-  const send = (body: Buffer | Buffer[], sendOptions: SendOptions = {}): Promise<Answer> => sendForm(port, body, sendOptions)
+  const { port, send } = await listenForForms(t, server, violations, (socket) => { lastSocket = socket })
   return {
     port,
     outcomes,
@@ -228,6 +224,19 @@ export async function startMultipartServer (t: TestContext, mw: Middleware, opti
       assert.deepEqual(answer.json?.body, { ping: 'pong' })
     }
   }
+}
+
+/**
+ * Starts a test server on 127.0.0.1, reporting each connection, and closes it after the test (failing it on a
+ * violation). Gives its port and a form sender bound to it.
+ */
+export async function listenForForms (t: TestContext, server: http.Server, violations: string[], onConnection: (socket: net.Socket) => void):
+Promise<{ port: number, send: (body: Buffer | Buffer[], sendOptions?: SendOptions) => Promise<Answer> }> {
+  server.on('connection', onConnection)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  closeAfterTest(t, server, violations)
+  return { port, send: (body, sendOptions = {}) => sendForm(port, body, sendOptions) }
 }
 
 /** Sends a form over a raw socket (its Content-Type and Content-Length unless given) and reads the answer. */

@@ -2,8 +2,8 @@
 // in one pass, or null for anything else, which busboy then reads (test/multipart/fuzz.test.ts proves them equal).
 import type { BodyRequest } from '../variants'
 
-/** One part of a canonical form, as busboy would report it. */
-export interface CanonicalPart {
+/** What a canonical part's headers say, as busboy would report it. */
+export interface PartHeaders {
   /** The `name` parameter (UTF-8). */
   readonly name: string
   /** The file name (busboy's base name of `filename`), or undefined for a field. */
@@ -12,6 +12,10 @@ export interface CanonicalPart {
   readonly mimeType: string
   /** Whether busboy counts it as a file: a file name, or the type `application/octet-stream`. */
   readonly isFile: boolean
+}
+
+/** One part of a canonical form read whole: its headers and where its data lies. */
+export interface CanonicalPart extends PartHeaders {
   readonly start: number
   readonly end: number
 }
@@ -51,9 +55,9 @@ export function readCanonicalForm (body: Buffer, boundary: string, names: NameRe
     const next = body.indexOf(needle, pos)
     // A delimiter inside or right after the header block is read by busboy its own way.
     if (next < dataStart) return null
-    const part = readHeaders(body, pos, headersEnd, dataStart, next, names)
-    if (part === null) return null
-    parts.push(part)
+    const headers = readPartHeaders(body, pos, headersEnd, names)
+    if (headers === null) return null
+    parts.push({ ...headers, start: dataStart, end: next })
     pos = next + needle.length
     if (body.length - pos < 2) return null
     if (body[pos] === 0x2d && body[pos + 1] === 0x2d) {
@@ -72,8 +76,8 @@ function startsWithAt (body: Buffer, text: string, at: number): boolean {
   return true
 }
 
-/** The part's headers, or null when they are not canonical. */
-function readHeaders (body: Buffer, start: number, end: number, dataStart: number, dataEnd: number, names: NameReading): CanonicalPart | null {
+/** A part's header block (`start` to `end`, without its last CRLF and the empty line), or null when it is not canonical. */
+export function readPartHeaders (body: Buffer, start: number, end: number, names: NameReading): PartHeaders | null {
   let name: string | undefined
   let filename: string | undefined
   let mimeType = 'text/plain'
@@ -98,7 +102,7 @@ function readHeaders (body: Buffer, start: number, end: number, dataStart: numbe
     line = lineEnd + 2
   }
   if (name === undefined) return null
-  return { name, filename, mimeType, isFile: filename !== undefined || mimeType === 'application/octet-stream', start: dataStart, end: dataEnd }
+  return { name, filename, mimeType, isFile: filename !== undefined || mimeType === 'application/octet-stream' }
 }
 
 /** ` form-data; name="…"` and an optional `; filename="…"`, the values as busboy decodes them (its charset, base name). */

@@ -9,6 +9,7 @@ import type { HttpError } from 'http-errors'
 import type { BodyStage, StageAbort, StageResult } from '../read'
 import type { BodyRequest } from '../variants'
 import { isSmallBody, readCanonicalForm, readsLikeBusboy, type CanonicalPart, type NameReading } from './canonical-form'
+import { readCanonicalStream, type UsedCounts } from './canonical-stream'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
 const MAX_BOUNDARY_LENGTH = 70
@@ -119,8 +120,12 @@ export function createMultipartStage (policy: FormPolicy): BodyStage {
         return (callback) => { process.nextTick(callback) }
       }
       const { config, collector } = reading
-      if (!Buffer.isBuffer(input)) return readWithBusboy(config, collector, input, req)
-      const form = readsLikeBusboy(req.headers['content-type'] as string, config, UNDECLARED_AS_BYTES)
+      const form = policy.fastPath ? readsLikeBusboy(req.headers['content-type'] as string, config, UNDECLARED_AS_BYTES) : null
+      if (!Buffer.isBuffer(input)) {
+        if (form === null) return readWithBusboy(config, collector, input, req)
+        return readCanonicalStream(input, form, config, collector, (pieces, used, empty, readingOn) =>
+          readWithBusboy(withCountsUsed(config, used), readingOn, input, req, pieces, empty))
+      }
       // An empty body is the policy's to judge (an empty form to multipart(), busboy's error to multer): busboy says which.
       const parts = form === null || input.length === 0 ? null : readCanonicalFormSafely(input, form.boundary, form.names)
       if (parts !== null) return readCanonicalParts(config, collector, input, parts, form?.valuesAsBytes === true)
@@ -142,8 +147,19 @@ function readCanonicalFormSafely (body: Buffer, boundary: string, names: NameRea
   }
 }
 
-/** Reads a body stream with busboy. Returns the stage's abort. */
-function readWithBusboy (config: ParserConfig, collector: PartCollector, source: Readable, req: BodyRequest): StageAbort {
+/** busboy's configuration for reading on after the counts another reader used: its limits less those counts. */
+function withCountsUsed (config: ParserConfig, used: UsedCounts): ParserConfig {
+  const limits = config.limits ?? {}
+  const less = (limit: number | undefined, count: number): number | undefined => limit === undefined ? undefined : limit - count
+  return { ...config, limits: { ...limits, parts: less(limits.parts, used.parts), files: less(limits.files, used.files), fields: less(limits.fields, used.fields) } }
+}
+
+/**
+ * Reads a body stream with busboy: first the `leading` pieces (the rest of a form another reader began, from a
+ * delimiter on), then the source. `empty`: whether no byte of the body has arrived yet. Returns the stage's abort.
+ */
+function readWithBusboy (config: ParserConfig, collector: PartCollector, source: Readable, req: BodyRequest,
+  leading: Buffer[] = [], emptySoFar = true): StageAbort {
   let parser: busboy.Busboy
   const undeclared = config.defCharset === UNDECLARED_AS_BYTES ? new UndeclaredCharset() : null
   try {
@@ -165,13 +181,15 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
   parser.on('file', (name: string | undefined, stream: Readable, info: busboy.FileInfo) => {
     collector.file(name, stream, info)
   })
-  let empty = true
+  let empty = emptySoFar
   const onData = (): void => { empty = false }
-  source.once('data', onData)
+  if (empty) source.once('data', onData)
   parser.on('partsLimit', () => { collector.countLimit('parts') })
   parser.on('filesLimit', () => { collector.countLimit('files') })
   parser.on('fieldsLimit', () => { collector.countLimit('fields') })
+  let failed = false
   parser.on('error', (err: Error) => {
+    failed = true
     source.removeListener('data', onData)
     collector.parserError(err, empty)
   })
@@ -179,7 +197,11 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
     source.removeListener('data', onData)
     collector.end()
   })
-  source.pipe(parser)
+  writeAsPiped(parser, source, leading, () => failed, () => {
+    // The source may have ended while another reader read it: then busboy ends after the pieces.
+    if (source.readableEnded) parser.end()
+    else source.pipe(parser)
+  })
 
   return function abort (callback) {
     source.removeListener('data', onData)
@@ -189,6 +211,26 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
     parser.destroy()
     collector.abort(callback)
   }
+}
+
+/**
+ * Writes pieces of the source to busboy as `pipe` would have: each waits for busboy's 'drain' when the one before
+ * filled its buffer (the source waits too), and none is written after busboy's first error. Then `then`.
+ */
+function writeAsPiped (parser: busboy.Busboy, source: Readable, pieces: Buffer[], failed: () => boolean, then: () => void): void {
+  let index = 0
+  const writeNext = (): void => {
+    while (index < pieces.length) {
+      if (failed()) return
+      if (!parser.write(pieces[index++]) && index < pieces.length) {
+        source.pause()
+        parser.once('drain', writeNext)
+        return
+      }
+    }
+    if (!failed()) then()
+  }
+  writeNext()
 }
 
 /**

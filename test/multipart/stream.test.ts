@@ -1,0 +1,204 @@
+// The streamed fast path's own proof: readCanonicalStream (with its hand-over to busboy) must report to the
+// collector exactly what busboy reports for the same bytes in the same pieces, damaged bodies and limits at
+// every count included, whatever pace the file streams are read at.
+import assert from 'node:assert/strict'
+import { Readable } from 'node:stream'
+import { describe, it } from 'node:test'
+import fc from 'fast-check'
+import type { IncomingMessage } from 'node:http'
+import { createMultipartStage, UNDECLARED_AS_BYTES, type FormPolicy, type ParserConfig, type PartCollector } from '../../src/multipart/part-reader'
+import { listenerCounts, tick } from '../hostile/helpers'
+import { multipartInput, toBody, toPieces, type MultipartInput } from './model'
+
+/** `npm test` runs this many; `npm run fuzz` sets MULTIPART_FUZZ_RUNS. */
+const RUNS = Number(process.env.MULTIPART_FUZZ_RUNS ?? 3000)
+
+/** After this many event-loop turns with nothing new, a reading has stopped for good (busboy can stall: see below). */
+const QUIET_TURNS = 50
+
+/** How file streams are read: at once, a chunk per turn of the event loop, or from a later turn on (multer's async fileFilter). */
+type Pace = 'flowing' | 'slow' | 'late'
+
+interface Case {
+  input: MultipartInput
+  /** Pieces: the model's splits, or every `size` bytes (down to one byte, so a delimiter spans many). */
+  pieceSize: number | null
+  config: ParserConfig
+  pace: Pace
+}
+
+/** A boundary browsers would write (the fast path takes only a plain `boundary=`). */
+const plain = (boundary: string): string => boundary.replace(/[^0-9a-zA-Z'+_.-]/g, '-')
+
+/** Epilogues, one of which holds a part after the closing delimiter (busboy reads it when it arrives in the same piece). */
+const epilogue = (boundary: string): fc.Arbitrary<Buffer> => fc.constantFrom(
+  '', '', '\r\n', '\r', 'junk', '\r\n--' + boundary + '\r\nContent-Disposition: form-data; name="late"\r\n\r\nx\r\n--' + boundary + '--',
+  '\r\n--' + boundary + '\r\nContent-Disposition: form-data; name="late"; filename="l.txt"\r\n\r\nx\r\n--' + boundary + '--\r\n'
+).map((text) => Buffer.from(text))
+
+/** Bodies from the fuzz model, half of them made canonical (as browsers write forms), with large files sometimes. */
+const inputArb: fc.Arbitrary<MultipartInput> = fc.tuple(multipartInput, fc.boolean(), fc.nat({ max: 200_000 }))
+  .chain(([drawn, canonical, large]) => epilogue(plain(drawn.boundary)).map((tail) => {
+    const boundary = plain(drawn.boundary)
+    const parts = drawn.parts.map((part) => part.kind === 'file' && part.data.length > 2000 ? { ...part, data: Buffer.alloc(large, 'q') } : part)
+    return canonical
+      ? {
+          ...drawn,
+          boundary,
+          preamble: Buffer.alloc(0),
+          epilogue: tail,
+          damage: drawn.damage === 'header-flood' || drawn.damage === 'junk-after-headers' ? 'none' as const : drawn.damage,
+          lineBreak: '\r\n' as const,
+          parts: parts.filter((part) => part.kind !== 'bare').map((part) => part.kind === 'field'
+            ? { ...part, name: part.name ?? 'unnamed', charset: null }
+            : part.kind === 'file' ? { ...part, name: part.name ?? 'unnamed', extended: false, type: part.type === 'text/plain; charset=utf-8' ? 'text/plain' : part.type } : part)
+        }
+      : { ...drawn, boundary, parts, epilogue: Buffer.concat([drawn.epilogue, tail]) }
+  }))
+
+const countArb = fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.nat({ max: 8 }) })
+const sizeArb = fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.nat({ max: 3 }) }, { weight: 2, arbitrary: fc.nat({ max: 4000 }) })
+
+const caseArb: fc.Arbitrary<Case> = fc.record({
+  input: inputArb,
+  pieceSize: fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 97 }) }, { weight: 1, arbitrary: fc.integer({ min: 1000, max: 70_000 }) }),
+  config: fc.record({
+    defCharset: fc.constantFrom(UNDECLARED_AS_BYTES, 'utf8', undefined),
+    defParamCharset: fc.constantFrom('utf8', 'latin1'),
+    preservePath: fc.boolean(),
+    fileHwm: fc.constantFrom(undefined, 1, 1024),
+    limits: fc.record({ parts: countArb, files: countArb, fields: countArb, fieldSize: sizeArb, fileSize: sizeArb })
+  }),
+  pace: fc.constantFrom('flowing' as const, 'slow' as const, 'late' as const)
+})
+
+/** Everything a collector is told, in order, with each file's 'limit' and error; then each file's bytes at its end. */
+interface Log { calls: unknown[], ends: Record<number, string> }
+
+/** A collector that records every call, and reads each file stream at the given pace. */
+function recordingCollector (pace: Pace): { collector: PartCollector, log: Log, quiet: () => boolean } {
+  const calls: unknown[] = []
+  const ends: Record<number, string> = {}
+  const log: Log = { calls, ends }
+  let changes = 0
+  let aborted = false
+  // As both real collectors, nothing is heard once the stage was aborted (busboy's destroy may still emit).
+  const note = (entry: unknown): void => {
+    if (aborted) return
+    calls.push(entry)
+    changes++
+  }
+  let files = 0
+  let failed = false
+  const collector: PartCollector = {
+    settled: false,
+    field (name, value, info, asBytes) { note(['field', name, value, info.valueTruncated, asBytes]) },
+    file (name, stream, info) {
+      const index = files++
+      note(['file', index, name, info.filename, info.mimeType, info.encoding])
+      const chunks: Buffer[] = []
+      stream.on('limit', () => { note(['limit', index, (stream as Readable & { truncated?: boolean }).truncated]) })
+      // How much of a destroyed file its reader had taken depends on the reader's pace against the source's: not compared.
+      stream.on('error', (err) => { note(['file error', index, err.message]) })
+      // When a file's end is seen depends on when the next part's headers are read, which busboy itself does at
+      // different times for different pieces: its end and bytes are compared, not its place among the calls.
+      stream.on('end', () => { ends[index] = Buffer.concat(chunks).toString('latin1'); changes++ })
+      const read = (): void => {
+        stream.on('data', (chunk: Buffer) => {
+          chunks.push(chunk)
+          changes++
+          if (pace === 'slow') {
+            stream.pause()
+            setImmediate(() => stream.resume())
+          }
+        })
+      }
+      if (pace === 'late') setImmediate(() => { setImmediate(read) })
+      else read()
+    },
+    fileBytes () { throw new Error('a streamed form has no whole file') },
+    countLimit (limit) { note(['count limit', limit]) },
+    parserError (err, empty) {
+      failed = true
+      note(['error', err.message, empty])
+    },
+    // busboy ends a form once every file stream has ended: how many had is part of the call. After an error it
+    // closes at once, and which files had ended by then is a matter of pace (the outcome is the error either way).
+    end () { note(['end', failed ? 'after an error' : Object.keys(ends).length]) },
+    abort (callback) {
+      aborted = true
+      process.nextTick(callback)
+    }
+  }
+  let seen = -1
+  return {
+    collector,
+    log,
+    quiet: () => {
+      const still = seen === changes
+      seen = changes
+      return still
+    }
+  }
+}
+
+/** One reading of the case's bytes by the multipart stage, with or without the fast path. */
+async function read (drawn: Case, body: Buffer, fastPath: boolean): Promise<{ log: Log, listeners: Record<string, number>, piped: boolean }> {
+  const { collector, log, quiet } = recordingCollector(drawn.pace)
+  const policy: FormPolicy = { check: () => null, fastPath, begin: () => ({ config: drawn.config, collector }) }
+  const source = new Readable({ read () {} })
+  let piped = false
+  // Counted for the report: whether busboy read on from the source itself (a hand-over before its end).
+  source.pipe = function <T extends NodeJS.WritableStream>(this: Readable, destination: T): T {
+    piped = true
+    return Readable.prototype.pipe.call(this, destination) as T
+  }
+  const baseline = listenerCounts(source)
+  const req = { headers: { 'content-type': 'multipart/form-data; boundary=' + drawn.input.boundary } } as unknown as IncomingMessage
+  const abort = createMultipartStage(policy).start(source, req, undefined, () => {})
+  const pieces = drawn.pieceSize === null ? toPieces(drawn.input, body) : splitEvery(body, drawn.pieceSize)
+  for (const piece of pieces) {
+    source.push(piece)
+    if (piece.length % 2 === 0) await tick()
+  }
+  source.push(null)
+  // Both readers run on ticks and immediates only: a reading that changes nothing for this many turns has stopped.
+  let turns = 0
+  while (turns < QUIET_TURNS) {
+    await tick()
+    turns = quiet() ? turns + 1 : 0
+  }
+  await new Promise<void>((resolve) => { abort(() => { resolve() }) })
+  const listeners = listenerCounts(source)
+  for (const [event, count] of Object.entries(baseline)) if (listeners[event] === count) delete listeners[event]
+  return { log, listeners, piped }
+}
+
+function splitEvery (body: Buffer, size: number): Buffer[] {
+  const pieces: Buffer[] = []
+  for (let at = 0; at < body.length; at += size) pieces.push(body.subarray(at, at + size))
+  return pieces.length === 0 ? [body] : pieces
+}
+
+describe('multipart streamed fast path', () => {
+  it('reports what busboy reports for the same pieces: fields, files, limits, errors and the end', async () => {
+    const stats = { accepted: 0, failed: 0, 'busboy read on': 0 }
+    await fc.assert(fc.asyncProperty(caseArb, async (drawn) => {
+      const body = toBody(drawn.input)
+      const fast = await read(drawn, body, true)
+      const busboy = await read(drawn, body, false)
+      try {
+        assert.deepEqual(fast.log, busboy.log)
+      } catch (err) {
+        // fast-check reports the input; the difference is printed here.
+        console.log('fast path ' + JSON.stringify(fast.log).slice(0, 2000) + '\nbusboy    ' + JSON.stringify(busboy.log).slice(0, 2000))
+        throw err
+      }
+      assert.deepEqual(fast.listeners, {}, 'listener left on the source')
+      if (fast.log.calls.some((entry) => (entry as unknown[])[0] === 'error')) stats.failed++
+      else stats.accepted++
+      if (fast.piped) stats['busboy read on']++
+    }), { numRuns: RUNS })
+    console.log(`multipart streamed fast path (${RUNS} forms): ${Object.entries(stats).map(([key, value]) => key + ' ' + value).join(', ')}`)
+  })
+})

@@ -1,5 +1,6 @@
 // The server side of the multipart bench: one upload handler per target in this child process, so the client's
-// work is not counted; prints its port, reports its peak RSS on GET /rss (and resets it on GET /rss/reset).
+// work is not counted; prints its port, reports its peak RSS on GET /rss (and resets it on GET /rss/reset) and its
+// CPU time on GET /cpu.
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
@@ -107,6 +108,12 @@ const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/rss/reset') {
     peak = process.memoryUsage().rss
     res.end(JSON.stringify({ rss: peak }))
+    return
+  }
+  if (req.method === 'GET' && req.url === '/cpu') {
+    // This process's CPU time so far (user + system, µs): the client takes the difference around one upload.
+    const { user, system } = process.cpuUsage()
+    res.end(JSON.stringify({ cpu: user + system }))
     return
   }
   if (req.method === 'GET' && req.url === '/rss') {

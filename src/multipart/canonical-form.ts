@@ -57,7 +57,7 @@ export function readCanonicalForm (body: Buffer, boundary: string, names: NameRe
     if (next < dataStart) return null
     const headers = readPartHeaders(body, pos, headersEnd, names)
     if (headers === null) return null
-    parts.push({ ...headers, start: dataStart, end: next })
+    parts.push({ name: headers.name, filename: headers.filename, mimeType: headers.mimeType, isFile: headers.isFile, start: dataStart, end: next })
     pos = next + needle.length
     if (body.length - pos < 2) return null
     if (body[pos] === 0x2d && body[pos + 1] === 0x2d) {

@@ -192,8 +192,11 @@ export function readCanonicalStream (source: Readable, form: StreamedForm, confi
 
   /** Where the piece ends with the start of a delimiter (copied, as busboy keeps it aside), else its length. */
   function delimiterStartAtEnd (piece: Buffer): number {
+    // Only the last CR within a delimiter's length of the end can start one (a delimiter holds one CR, at its
+    // start); searched by hand, as lastIndexOf would scan the whole piece when it holds none.
     const from = Math.max(0, piece.length - needle.length + 1)
-    const at = piece.lastIndexOf(CR)
+    let at = piece.length - 1
+    while (at >= from && piece[at] !== CR) at--
     if (at < from) return piece.length
     return piece.compare(needle, 0, piece.length - at, at) === 0 ? at : piece.length
   }

@@ -2,9 +2,11 @@
 // formidable, @fastify/busboy alone and the floor (the request piped straight to a file).
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import http from 'node:http'
+import http, { type IncomingMessage } from 'node:http'
+import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
+import { Readable } from 'node:stream'
 import autocannon from 'autocannon'
 import { median, type Context, type Row, type SectionResult } from './report'
 
@@ -57,6 +59,46 @@ function upload (port: number, size: number): Promise<number> {
     }
     req.write(filePreface)
     write()
+  })
+}
+
+/**
+ * Milliseconds the part reader takes for a one-file form of 64 MiB, in process: 64 KiB pieces pushed one per
+ * turn of the event loop (as a socket delivers them), the file's bytes dropped. `fastPath` false: busboy alone.
+ */
+function readInProcess (fastPath: boolean): Promise<number> {
+  const load = createRequire(__filename)
+  const { createMultipartStage } = load(path.join(__dirname, '..', 'dist', 'multipart', 'part-reader.js')) as typeof import('../src/multipart/part-reader')
+  const pieces = Array.from({ length: 1024 }, () => Buffer.alloc(64 * 1024, 'a'))
+  return new Promise((resolve, reject) => {
+    let started = 0n
+    const collector = {
+      settled: false,
+      field () {},
+      file (_name: string | undefined, stream: Readable) { stream.resume() },
+      fileBytes () {},
+      countLimit () {},
+      parserError: reject,
+      end () { resolve(Number(process.hrtime.bigint() - started) / 1e6) },
+      abort (callback: () => void) { callback() }
+    }
+    const config = { defParamCharset: 'utf8', limits: {} }
+    const source = new Readable({ read () {} })
+    const req = { headers: { 'content-type': TYPE } } as unknown as IncomingMessage
+    createMultipartStage({ check: () => null, fastPath, begin: () => ({ config, collector }) }).start(source, req, undefined, () => {})
+    started = process.hrtime.bigint()
+    source.push(filePreface)
+    let index = 0
+    const next = (): void => {
+      if (index === pieces.length) {
+        source.push(closing)
+        source.push(null)
+        return
+      }
+      source.push(pieces[index++])
+      setImmediate(next)
+    }
+    next()
   })
 }
 
@@ -117,6 +159,19 @@ export async function multipartSection (ctx: Context): Promise<SectionResult> {
       // Ratio: the floor's CPU time ÷ the target's (higher is better, as the other rows).
       rows.push({ case: '64 MiB file to disk: server user CPU ms', target, baseline: 'floor-disk', ratio: floorCpu / ms, value: ms, unit: 'ms' })
       ctx.log(`  64 MiB to disk, ${target}: ${ms.toFixed(0)} ms of server user CPU (the floor's ÷ this: ${(floorCpu / ms).toFixed(2)})`)
+    }
+
+    // 1b. The same 64 MiB through the part reader alone, in process: what the parser costs, without the disk.
+    const readerMs = new Map<string, number[]>([['busboy', []], ['bodykit', []]])
+    for (let round = 0; round < (ctx.quick ? 3 : 7); round++) {
+      ;(readerMs.get('busboy') as number[]).push(await readInProcess(false))
+      ;(readerMs.get('bodykit') as number[]).push(await readInProcess(true))
+    }
+    const busboyMs = median(readerMs.get('busboy') as number[])
+    for (const [reader, values] of readerMs) {
+      const ms = median(values)
+      rows.push({ case: '64 MiB through the part reader, in process: ms', target: reader === 'busboy' ? 'busboy' : 'bodykit-reader', baseline: 'busboy', ratio: busboyMs / ms, value: ms, unit: 'ms' })
+      ctx.log(`  64 MiB through the part reader in process, ${reader}: ${ms.toFixed(1)} ms (busboy's ÷ this: ${(busboyMs / ms).toFixed(2)})`)
     }
 
     // 2. A small form (5 fields and one 10 KiB file, memory) over HTTP: req/s, two alternating passes, best of each.

@@ -4,7 +4,7 @@
 import { Readable } from 'stream'
 import type { StageAbort } from '../read'
 import { readPartHeaders, type NameReading } from './canonical-form'
-import type { CountLimit, FieldPartInfo, FilePartInfo, ParserConfig, PartCollector } from './part-reader'
+import type { CountLimit, FieldPartInfo, FilePartInfo, ParserConfig, PartCollector } from './part-collector'
 
 /** The delimiters, files and fields this reader counted: busboy, reading on, takes them off its limits. */
 export interface UsedCounts {

@@ -10,6 +10,7 @@ import type { BodyStage, StageAbort, StageResult } from '../read'
 import type { BodyRequest } from '../variants'
 import { isSmallBody, readCanonicalForm, readsLikeBusboy, type CanonicalPart, type NameReading } from './canonical-form'
 import { readCanonicalStream, type UsedCounts } from './canonical-stream'
+import type { FieldPartInfo, ParserConfig, PartCollector } from './part-collector'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
 const MAX_BOUNDARY_LENGTH = 70
@@ -47,42 +48,6 @@ class UndeclaredCharset {
   }
 }
 
-/** What busboy says of a field part. */
-export interface FieldPartInfo {
-  readonly nameTruncated: boolean
-  readonly valueTruncated: boolean
-}
-
-/** What busboy says of a file part. */
-export interface FilePartInfo {
-  readonly filename: string | undefined
-  readonly encoding: string
-  readonly mimeType: string
-}
-
-/** A count busboy stops at: the part after the last one allowed is reported once. */
-export type CountLimit = 'parts' | 'files' | 'fields'
-
-/** What a part reader reports parts to: one per request, made by the policy. */
-export interface PartCollector {
-  /**
-   * A field: its value decoded with the charset its part declares (undefined when busboy cannot decode it), or,
-   * under UNDECLARED_AS_BYTES, the bytes of a value whose part declares none, as latin1 text (`asBytes`).
-   */
-  field (name: string | undefined, value: string | undefined, info: FieldPartInfo, asBytes: boolean): void
-  file (name: string | undefined, stream: Readable, info: FilePartInfo): void
-  /** A whole file already in memory (the fast path): stored as a file stream's bytes would be. */
-  fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void
-  countLimit (limit: CountLimit): void
-  /** busboy's error for a malformed body; `empty` when no byte of the body arrived. */
-  parserError (err: Error, empty: boolean): void
-  /** The form ended (its closing delimiter was read and the body ended). */
-  end (): void
-  readonly settled: boolean
-  /** Stops: no outcome is reported any more; removes every stored file, then calls back. */
-  abort (callback: (own?: Error) => void): void
-}
-
 /** What a form means: multipart()'s rules, or multer's. Fixed when the middleware is created. */
 export interface FormPolicy {
   /** An error known from the headers alone (e.g. no boundary): the body is refused unread. */
@@ -99,8 +64,6 @@ export interface FormPolicy {
   }
 }
 
-/** busboy's configuration, less the headers (busboy is given only the Content-Type); `defCharset` may be UNDECLARED_AS_BYTES. */
-export type ParserConfig = Omit<busboy.BusboyConfig, 'headers'>
 
 /** Builds the multipart stage of a policy. */
 export function createMultipartStage (policy: FormPolicy): BodyStage {

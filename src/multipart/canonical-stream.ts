@@ -81,9 +81,9 @@ const CR = 0x0d
 const DASH = 0x2d
 
 /**
- * Reads a streamed form as busboy would, for as long as it is canonical: a delimiter at the start, parts whose
- * headers the whole-body fast path accepts, within busboy's counts, and a closing delimiter after which busboy
- * would find nothing more. The first delimiter followed by anything else is handed to busboy with what came
+ * Reads a streamed form as busboy would, for as long as it is canonical: parts (after any preamble, which busboy
+ * ignores too) whose headers the whole-body fast path accepts, within busboy's counts, and a closing delimiter
+ * after which busboy would find nothing more. The first delimiter followed by anything else is handed to busboy with what came
  * after it. A body that ends inside a part's data is cut short, as busboy says. Returns the stage's abort.
  */
 export function readCanonicalStream (source: Readable, form: StreamedForm, config: ParserConfig, collector: PartCollector, handOver: HandOver): StageAbort {

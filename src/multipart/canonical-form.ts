@@ -118,8 +118,10 @@ function readDisposition (body: Buffer, from: number, to: number, names: NameRea
   if (!startsWithLower(body, '; filename="', pos)) return null
   pos += 12
   const fileEnd = quotedEnd(body, pos, to)
-  // An empty file name is no file name to busboy; the general path reads that case.
-  if (fileEnd === -1 || fileEnd === pos || fileEnd + 1 !== to) return null
+  if (fileEnd === -1 || fileEnd + 1 !== to) return null
+  // compat: an empty file name (a browser's empty file input) is no file name to busboy: the part is a file only
+  // by its type (application/octet-stream, as browsers send it), else a field.
+  if (fileEnd === pos) return { name, filename: undefined }
   const filename = body.toString(names.charset, pos, fileEnd)
   return { name, filename: names.preservePath ? filename : baseName(filename) }
 }

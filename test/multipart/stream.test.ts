@@ -83,14 +83,16 @@ function recordingCollector (pace: Pace): { collector: PartCollector, log: Log, 
   const log: Log = { calls, ends }
   let changes = 0
   let aborted = false
-  // As both real collectors, nothing is heard once the stage was aborted (busboy's destroy may still emit).
+  let failed = false
+  // As both real collectors, nothing is heard once the stage was aborted (busboy's destroy may still emit), nor
+  // after a parser error: multipart() answers with it and multer aborts with it. What busboy does after its error
+  // depends on what it held in its buffer, which the pace of file reading decides.
   const note = (entry: unknown): void => {
-    if (aborted) return
+    if (aborted || failed) return
     calls.push(entry)
     changes++
   }
   let files = 0
-  let failed = false
   const collector: PartCollector = {
     settled: false,
     field (name, value, info, asBytes) { note(['field', name, value, info.valueTruncated, asBytes]) },
@@ -120,12 +122,11 @@ function recordingCollector (pace: Pace): { collector: PartCollector, log: Log, 
     fileBytes () { throw new Error('a streamed form has no whole file') },
     countLimit (limit) { note(['count limit', limit]) },
     parserError (err, empty) {
-      failed = true
       note(['error', err.message, empty])
+      failed = true
     },
-    // busboy ends a form once every file stream has ended: how many had is part of the call. After an error it
-    // closes at once, and which files had ended by then is a matter of pace (the outcome is the error either way).
-    end () { note(['end', failed ? 'after an error' : Object.keys(ends).length]) },
+    // busboy ends a form once every file stream has ended: how many had is part of the call.
+    end () { note(['end', Object.keys(ends).length]) },
     abort (callback) {
       aborted = true
       process.nextTick(callback)

@@ -97,6 +97,11 @@ function recordingCollector (pace: Pace): { collector: PartCollector, log: Log, 
     settled: false,
     field (name, value, info, asBytes) { note(['field', name, value, info.valueTruncated, asBytes]) },
     file (name, stream, info) {
+      if (aborted || failed) {
+        // As the real collectors do with a file they no longer want: read to nothing.
+        stream.resume()
+        return
+      }
       const index = files++
       note(['file', index, name, info.filename, info.mimeType, info.encoding])
       const chunks: Buffer[] = []

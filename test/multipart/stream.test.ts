@@ -98,7 +98,8 @@ function recordingCollector (pace: Pace): { collector: PartCollector, log: Log, 
     field (name, value, info, asBytes) { note(['field', name, value, info.valueTruncated, asBytes]) },
     file (name, stream, info) {
       if (aborted || failed) {
-        // As the real collectors do with a file they no longer want: read to nothing.
+        // As the real collectors do with a file they no longer want: read to nothing (busboy may still destroy it).
+        stream.on('error', () => {})
         stream.resume()
         return
       }

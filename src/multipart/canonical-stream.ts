@@ -4,7 +4,7 @@
 import { Readable } from 'stream'
 import type { StageAbort } from '../read'
 import { readPartHeaders, type NameReading } from './canonical-form'
-import type { CountLimit, FieldPartInfo, FilePartInfo, ParserConfig, PartCollector } from './part-collector'
+import { TRUNCATED_FIELD, WHOLE_FIELD, type CountLimit, type FieldPartInfo, type FilePartInfo, type ParserConfig, type PartCollector } from './part-collector'
 
 /** The delimiters, files and fields this reader counted: busboy, reading on, takes them off its limits. */
 export interface UsedCounts {
@@ -75,8 +75,6 @@ class CollectorAfterHandOver implements PartCollector {
 /** A header block longer than this is busboy's to read (the whole-body fast path has the same bound). */
 const MAX_HEADER_BLOCK = 8192
 const HEADERS_END = Buffer.from('\r\n\r\n')
-const WHOLE: FieldPartInfo = { nameTruncated: false, valueTruncated: false }
-const TRUNCATED: FieldPartInfo = { nameTruncated: false, valueTruncated: true }
 const CR = 0x0d
 const DASH = 0x2d
 
@@ -243,7 +241,7 @@ export function readCanonicalStream (source: Readable, form: StreamedForm, confi
       const name = fieldName
       fieldName = null
       fieldChunks = []
-      collector.field(name, value, truncated ? TRUNCATED : WHOLE, form.valuesAsBytes && decoded)
+      collector.field(name, value, truncated ? TRUNCATED_FIELD : WHOLE_FIELD, form.valuesAsBytes && decoded)
     }
     skipping = false
     truncated = false

@@ -16,6 +16,10 @@ export interface FilePartInfo {
   readonly mimeType: string
 }
 
+/** What busboy says of a field read whole, and of one cut at its size limit. */
+export const WHOLE_FIELD: FieldPartInfo = { nameTruncated: false, valueTruncated: false }
+export const TRUNCATED_FIELD: FieldPartInfo = { nameTruncated: false, valueTruncated: true }
+
 /** A count busboy stops at: the part after the last one allowed is reported once. */
 export type CountLimit = 'parts' | 'files' | 'fields'
 

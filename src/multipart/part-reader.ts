@@ -10,7 +10,7 @@ import type { BodyStage, StageAbort, StageResult } from '../read'
 import type { BodyRequest } from '../variants'
 import { isSmallBody, readCanonicalForm, readsLikeBusboy, type CanonicalPart, type NameReading } from './canonical-form'
 import { readCanonicalStream, type UsedCounts } from './canonical-stream'
-import type { FieldPartInfo, ParserConfig, PartCollector } from './part-collector'
+import { TRUNCATED_FIELD, WHOLE_FIELD, type ParserConfig, type PartCollector } from './part-collector'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
 const MAX_BOUNDARY_LENGTH = 70
@@ -63,7 +63,6 @@ export interface FormPolicy {
     collector: PartCollector
   }
 }
-
 
 /** Builds the multipart stage of a policy. */
 export function createMultipartStage (policy: FormPolicy): BodyStage {
@@ -225,9 +224,9 @@ function readCanonicalParts (config: ParserConfig, collector: PartCollector, bod
         collector.fileBytes(part.name, body.subarray(part.start, part.end), part.filename, part.mimeType)
       } else if (size > 0 && size >= fieldSizeLimit) {
         // busboy marks a field truncated once its size reaches the limit, which an empty field never does.
-        collector.field(part.name, body.toString(valueEncoding, part.start, part.start + fieldSizeLimit), TRUNCATED, valuesAsBytes)
+        collector.field(part.name, body.toString(valueEncoding, part.start, part.start + fieldSizeLimit), TRUNCATED_FIELD, valuesAsBytes)
       } else {
-        collector.field(part.name, body.toString(valueEncoding, part.start, part.end), WHOLE, valuesAsBytes)
+        collector.field(part.name, body.toString(valueEncoding, part.start, part.end), WHOLE_FIELD, valuesAsBytes)
       }
     }
     if (++count === partsLimit) collector.countLimit('parts')
@@ -236,8 +235,5 @@ function readCanonicalParts (config: ParserConfig, collector: PartCollector, bod
   process.nextTick(() => { collector.end() })
   return (callback) => { collector.abort(callback) }
 }
-
-const WHOLE: FieldPartInfo = { nameTruncated: false, valueTruncated: false }
-const TRUNCATED: FieldPartInfo = { nameTruncated: false, valueTruncated: true }
 
 function noop (): void {}

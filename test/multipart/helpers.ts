@@ -289,7 +289,8 @@ export async function interruptMidBody (server: MultipartServer, sent: Buffer, c
   const until = Date.now() + 5000
   const arrived = (): boolean => server.count > before && (server.lastSocket?.bytesRead ?? 0) >= head.length + sent.length
   while (Date.now() < until && !(arrived() && ready())) await sleep(1)
-  const closed = new Promise((resolve) => socket.once('close', resolve))
+  // The server may have closed the connection already (it answered an error with `connection: close`).
+  const closed = socket.closed ? Promise.resolve() : new Promise((resolve) => socket.once('close', resolve))
   if (by === 'client') socket.destroy()
   else server.lastRequest?.destroy(new Error('the server gave up on this request'))
   await closed

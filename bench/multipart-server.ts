@@ -8,10 +8,12 @@ import { createRequire } from 'node:module'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
 
-const load = createRequire(__filename)
-const [target, directory] = process.argv.slice(2)
-const dist = path.join(__dirname, '..', 'dist', 'index.js')
-const multerEntry = path.join(__dirname, '..', 'dist', 'multer.js')
+// `root`: the checkout whose dist and node_modules are loaded (bench/multipart.ts runs this file, types stripped,
+// from a temporary folder, under plain node).
+const [target, directory, root] = process.argv.slice(2)
+const load = createRequire(path.join(root, 'package.json'))
+const dist = path.join(root, 'dist', 'index.js')
+const multerEntry = path.join(root, 'dist', 'multer.js')
 type Handler = (req: IncomingMessage, res: ServerResponse) => void
 
 /** Answers with the number of fields and files, then removes what was stored (every target pays for it). */

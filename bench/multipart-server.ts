@@ -37,6 +37,11 @@ function handlerFor (name: string): Handler {
       const file = path.join(directory, 'floor-' + Math.random().toString(16).slice(2))
       req.pipe(fs.createWriteStream(file)).on('close', () => reply(res, 0, [file]))
     }
+    case 'floor-disk-1mib': return (req, res) => {
+      // The floor with the write buffer bodykit's disk storage uses: what that buffer gives on its own.
+      const file = path.join(directory, 'floor-' + Math.random().toString(16).slice(2))
+      req.pipe(fs.createWriteStream(file, { highWaterMark: 1024 * 1024 })).on('close', () => reply(res, 0, [file]))
+    }
     case 'bodykit-disk': {
       const mw = load(dist).multipart({ limit: GIB2, files: { storage: 'disk', directory, fileSizeLimit: GIB2 } })
       // bodykit removes its disk files once the response has finished.

@@ -45,6 +45,15 @@ export function storeInMemory (stream: Readable, info: FileInfo, done: StoreCall
 }
 
 /**
+ * How many bytes of a file may wait for the disk before the upload is paused. With a write stream's default
+ * 16 KiB, every 64 KiB chunk paused the socket until the thread pool had written it, and a 64 MiB upload spent
+ * about a third of its time in those round trips; with 1 MiB the socket goes on being read while earlier chunks
+ * are written, several at once (writev). It bounds each file being written, not the file: the kernel's receive
+ * buffer already holds that much of a fast sender's body per connection. docs/performance.md has the figures.
+ */
+export const DISK_WRITE_BUFFER = 1024 * 1024
+
+/**
  * Writes the file to `directory` as it arrives, under a random name (128 bits from the CSPRNG: never derived
  * from the client's name, so no path, extension or guessable name comes from the request).
  */
@@ -52,7 +61,7 @@ export function storeOnDisk (directory: string, stream: Readable, info: FileInfo
   const fileName = randomBytes(16).toString('hex')
   const filePath = path.join(directory, fileName)
   // 'wx': never opens a file that already exists; 0o600: only the server's user reads uploads.
-  const writer = fs.createWriteStream(filePath, { flags: 'wx', mode: 0o600 })
+  const writer = fs.createWriteStream(filePath, { flags: 'wx', mode: 0o600, highWaterMark: DISK_WRITE_BUFFER })
   let removing = false
   let closed = false
   const whenClosed: Array<() => void> = []

@@ -18,8 +18,9 @@ interface Server { port: number, child: ChildProcess, stop: () => void }
 
 /**
  * bench/multipart-server.ts with its types stripped, written to `directory` as plain CommonJS: the server runs
- * under plain `node`, as an application does. Under tsx's loader every target's server, the floor's included, ran
- * about 30 full garbage collections per 9 uploads of 64 MiB instead of 1 to 3, and the 64 MiB row measured them.
+ * under plain `node`, as an application does. Under tsx's loader a server could make 19 to 31 full garbage
+ * collections per 9 uploads of 64 MiB (bodykit's in every try, multer's in some) against 0 to 3 as plain JS, and
+ * the 64 MiB row measured those.
  */
 function writePlainServer (directory: string): string {
   const load = createRequire(__filename)

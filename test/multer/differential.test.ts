@@ -203,6 +203,23 @@ function send (port: number, id: string, input: MultipartInput, body: Buffer): P
 
 let nextId = 0
 
+/**
+ * The one difference docs/multer.md lists for these requests: bodykit/multer ends a file at its fileSize limit (so
+ * the 413 need not wait for the rest of the upload). When the body then ends short, multer's engine only ever gets
+ * busboy's error and is never asked to remove the file; bodykit/multer's engine may have finished the file first,
+ * and `_removeFile` then removes it. Returns `actual` with that one removal taken out, or null when it does not apply.
+ */
+function withoutRemovalOfFileEndedAtLimit (actual: Outcome, expected: Outcome, input: MultipartInput, scenario: Scenario): Outcome | null {
+  if (scenario.storage !== 'custom' || input.damage === 'none' || expected.error?.code !== 'LIMIT_FILE_SIZE') return null
+  if (actual.removed.length !== expected.removed.length + 1) return null
+  for (let at = 0; at < actual.removed.length; at++) {
+    if (actual.removed[at] !== expected.error.field) continue
+    const removed = [...actual.removed.slice(0, at), ...actual.removed.slice(at + 1)]
+    if (JSON.stringify(removed) === JSON.stringify(expected.removed)) return { ...actual, removed }
+  }
+  return null
+}
+
 /** Whether bodykit reads this request on the fast path (a small canonical form with a length) rather than with busboy. */
 function isFastPathForm (input: MultipartInput, scenario: Scenario, body: Buffer): boolean {
   const form = readsLikeBusboy('multipart/form-data; boundary=' + input.boundary, {
@@ -248,11 +265,17 @@ describe('bodykit/multer against multer 2.x: generated forms, every API, storage
     let accepted = 0
     const refusals = new Map<string, number>()
     let fastPath = 0
+    let removedAfterEndAtLimit = 0
     await fc.assert(fc.asyncProperty(inputArb, scenarioArb, async (input, scenario) => {
       const body = toBody(input)
       if (isFastPathForm(input, scenario, body)) fastPath++
       const expected = await runOne(realMulter, realServer, realCases, input, scenario, body)
-      const actual = await runOne(bodykitMulter as unknown as Multer, ourServer, ourCases, input, scenario, body)
+      let actual = await runOne(bodykitMulter as unknown as Multer, ourServer, ourCases, input, scenario, body)
+      const documented = withoutRemovalOfFileEndedAtLimit(actual, expected, input, scenario)
+      if (documented !== null) {
+        removedAfterEndAtLimit++
+        actual = documented
+      }
       try {
         assert.deepStrictEqual(actual, expected)
       } catch (err) {
@@ -266,7 +289,7 @@ describe('bodykit/multer against multer 2.x: generated forms, every API, storage
     // The generator must reach both outcomes often, or the comparison proves little.
     assert.ok(accepted > RUNS / 5, `only ${accepted} of ${RUNS} requests accepted`)
     assert.ok(accepted < RUNS, "no request refused")
-    console.log(`multer differential: ${accepted} of ${RUNS} accepted, ${fastPath} read whole on the fast path; refused: ${JSON.stringify(Object.fromEntries(refusals))}`)
+    console.log(`multer differential: ${accepted} of ${RUNS} accepted, ${fastPath} read whole on the fast path; refused: ${JSON.stringify(Object.fromEntries(refusals))}; ${removedAfterEndAtLimit} with the documented removal of a file ended at its limit`)
     // The fast path (a small canonical form with a length) is a second way to the same answer: it must be drawn often.
     assert.ok(fastPath > RUNS / 20, `only ${fastPath} of ${RUNS} requests on the fast path`)
   })

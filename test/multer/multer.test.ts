@@ -226,6 +226,42 @@ describe('bodykit/multer behind Express 4 and 5: what the client receives', () =
 })
 
 describe('bodykit/multer: a refused upload is read off within bounds (multer drains it all)', () => {
+  it('ends a file at its fileSize limit: when the body then ends short, its engine finishes it and _removeFile removes it; multer\'s engine only gets the error (docs/multer.md)', async (t) => {
+    const head = '--' + BOUNDARY + '\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\n\r\n'
+    for (const [name, library] of LIBRARIES) {
+      const events: string[] = []
+      const storage = {
+        _handleFile (_req: unknown, file: { stream: NodeJS.ReadableStream }, callback: (err: Error | null, info?: object) => void) {
+          file.stream.on('data', () => {})
+          file.stream.on('error', () => { events.push('stream error') })
+          file.stream.on('end', () => { events.push('stream end'); setImmediate(callback, null, { custom: true }) })
+        },
+        _removeFile (_req: unknown, file: { fieldname: string }, callback: (err: Error | null) => void) {
+          events.push('removed ' + file.fieldname)
+          setImmediate(callback, null)
+        }
+      }
+      const upload = library({ storage: storage as never, limits: { fileSize: 4 } }).single('f') as unknown as Middleware
+      let seen!: (code: unknown) => void
+      const outcome = new Promise((resolve) => { seen = resolve })
+      const server = http.createServer((req, res) => {
+        upload(req, res, (err) => {
+          seen((err as { code?: string } | undefined)?.code)
+          res.end()
+        })
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      t.after(() => { server.close() })
+      // Chunked, no closing delimiter: the file passes its limit, and the body's end comes in a later read.
+      const req = http.request({ port: (server.address() as { port: number }).port, host: '127.0.0.1', method: 'POST', headers: { 'content-type': FORM_TYPE }, agent: false }, (res) => res.resume())
+      req.on('error', () => {})
+      req.write(head + 'twelve bytes')
+      setTimeout(() => { req.end() }, 50)
+      assert.equal(await outcome, 'LIMIT_FILE_SIZE', name)
+      assert.deepEqual(events, name === 'multer' ? ['stream error'] : ['stream end', 'removed f'], name)
+    }
+  })
+
   it('answers LIMIT_FILE_SIZE early and reads at most the 64 MiB budget of a 512 MiB upload (docs/multer.md)', async () => {
     const server = await startServer(bodykitMulter({ limits: { fileSize: 1024 } }).single('f') as never)
     try {

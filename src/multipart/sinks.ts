@@ -48,8 +48,9 @@ export function storeInMemory (stream: Readable, info: FileInfo, done: StoreCall
  * How many bytes of a file may wait for the disk before the upload is paused. With a write stream's default
  * 16 KiB, every 64 KiB chunk paused the socket until the thread pool had written it, and a 64 MiB upload spent
  * about a third of its time in those round trips; with 1 MiB the socket goes on being read while earlier chunks
- * are written, several at once (writev). It bounds each file being written, not the file: the kernel's receive
- * buffer already holds that much of a fast sender's body per connection. docs/performance.md has the figures.
+ * are written, several at once (writev). The bound is per file being written, whatever the file's size; the
+ * kernel's receive buffer already holds as much of a fast sender's body per connection. docs/performance.md has
+ * the figures.
  */
 export const DISK_WRITE_BUFFER = 1024 * 1024
 

@@ -9,7 +9,7 @@ import bodykit from '../../src/index'
 import legacy from '../../src/legacy'
 import multer from '../../src/multer'
 import { DISK_WRITE_BUFFER } from '../../src/multipart/sinks'
-import { BOUNDARY, FORM_TYPE, uploadDir, type Middleware } from './helpers'
+import { BOUNDARY, FORM_TYPE, listUploads, openFds, settleFds, uploadDir, type Middleware } from './helpers'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -74,9 +74,8 @@ async function uploadToSlowDisk (t: TestContext, mw: Middleware, storedPath: (re
     t.after(() => { server.close() })
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as { port: number }
-      const head = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`)
       const tail = Buffer.from(`\r\n--${BOUNDARY}--\r\n`)
-      const body = Buffer.concat([head, fileBytes(), tail])
+      const body = Buffer.concat([FILE_HEAD, fileBytes(), tail])
       const req = http.request({ port, host: '127.0.0.1', method: 'POST', headers: { 'content-type': FORM_TYPE, 'content-length': body.length, connection: 'close' } })
       req.on('error', reject)
       req.on('response', (res) => { res.resume() })
@@ -85,6 +84,35 @@ async function uploadToSlowDisk (t: TestContext, mw: Middleware, storedPath: (re
   })
   const storedHash = await stored
   return { aheadOfDisk, storedHash }
+}
+
+/** The part header of the one file every upload here sends. */
+const FILE_HEAD = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`)
+
+/**
+ * Sends the head and 4 MiB of an 8 MiB file to `mw` on a slow disk, then destroys the socket while writes are in
+ * flight and the write buffer is full. Resolves with the upload folder's listing when `next` was called.
+ */
+async function abortOnSlowDisk (t: TestContext, mw: Middleware, directory: string): Promise<string[]> {
+  slowDisk(t)
+  return await new Promise<string[]>((resolve) => {
+    const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+      mw(req, res, () => {
+        resolve(listUploads(directory))
+        res.end()
+      })
+    })
+    t.after(() => { server.close() })
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      const req = http.request({ port, host: '127.0.0.1', method: 'POST', headers: { 'content-type': FORM_TYPE, 'content-length': FILE_HEAD.length + FILE_SIZE + 64 } })
+      req.on('error', () => {})
+      req.write(Buffer.concat([FILE_HEAD, fileBytes().subarray(0, FILE_SIZE / 2)]), () => {
+        // Some of it is still waiting for the disk (WRITE_DELAY_MS per write) when the client goes.
+        setTimeout(() => { req.destroy() }, WRITE_DELAY_MS * 3)
+      })
+    })
+  })
 }
 
 const expectedHash = createHash('sha256').update(fileBytes()).digest('hex')
@@ -105,6 +133,14 @@ describe('disk storage on a slow disk', () => {
       assert.ok(aheadOfDisk <= DISK_WRITE_BUFFER + CHUNKS_IN_FLIGHT, `read ${aheadOfDisk} bytes ahead of the disk`)
       // The buffer is used: the socket goes on being read while earlier chunks wait for the disk.
       assert.ok(aheadOfDisk >= DISK_WRITE_BUFFER / 2, `read only ${aheadOfDisk} bytes ahead of the disk`)
+    })
+
+    it(`${name}: the client aborts while writes wait for the disk: the file is removed and every descriptor closed`, async (t) => {
+      const directory = uploadDir(t)
+      const baseline = openFds()
+      assert.deepEqual(await abortOnSlowDisk(t, create(directory), directory), [])
+      assert.equal(await settleFds(baseline), baseline)
+      assert.deepEqual(listUploads(directory), [])
     })
   }
 })

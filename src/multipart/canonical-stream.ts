@@ -275,8 +275,8 @@ export function readCanonicalStream (source: Readable, form: StreamedForm, confi
       return
     }
     // A delimiter that begins before the block's end lies inside the block (a delimiter holds one CR, at its start).
-    const inside = bytes.indexOf(needle)
-    if (inside !== -1 && inside < headersEnd) return handOverToBusboy()
+    // Only the block is searched: the data after it is searched once, as data.
+    if (bytes.subarray(0, headersEnd - 1 + needle.length).indexOf(needle) !== -1) return handOverToBusboy()
     const dataStart = headersEnd + 4
     const headers = readPartHeaders(bytes, 2, headersEnd, form.names)
     if (headers === null) return handOverToBusboy()

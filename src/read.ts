@@ -9,6 +9,7 @@ import * as errors from './errors'
 import { inflateExactly, type InflaterAtOnce } from './inflate'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
 import { hasBody, http2StreamOf } from './protocol'
+import { bodyStreamOf } from './sources/node'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
 import { WireCounter, discardRest, parseLength } from './wire'
@@ -98,12 +99,14 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     passBody(settings, req, res, next, true)
     return
   }
+  // The stream the body is read from: the request itself, unless it is an event-only fake (node-mocks-http's).
+  const body = bodyStreamOf(req)
 
   let charset: string | null = null
   if (settings.acceptsCharset !== null) {
     charset = contentType.charset || settings.defaultCharset
     if (!settings.acceptsCharset(charset)) {
-      refuse(settings.discard, req, res, next, errors.unsupportedCharset(charset))
+      refuse(settings.discard, req, body, res, next, errors.unsupportedCharset(charset))
       return
     }
   }
@@ -112,33 +115,33 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase()
   const refusal = refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
   if (refusal !== null) {
-    refuse(settings.discard, req, res, next, refusal as HttpError)
+    refuse(settings.discard, req, body, res, next, refusal as HttpError)
     return
   }
 
   if (charset !== null && !variant.knowsCharset(charset)) {
     // body-parser learns this only when raw-body builds its decoder, so raw-body's own checks come first.
-    const stateError = contentEncoding === 'identity' ? checkBeforeReading(req, settings.limit) : null
-    process.nextTick(fail, settings.discard, req, res, next, stateError ?? errors.unsupportedCharset(charset.toLowerCase()))
+    const stateError = contentEncoding === 'identity' ? checkBeforeReading(req, body, settings.limit) : null
+    process.nextTick(fail, settings.discard, req, body, res, next, stateError ?? errors.unsupportedCharset(charset.toLowerCase()))
     return
   }
   if (settings.stage !== null) {
-    readStreaming(settings, settings.stage, req, res, next, contentEncoding)
+    readStreaming(settings, settings.stage, req, body, res, next, contentEncoding)
     return
   }
   if (contentEncoding !== 'identity') {
     const inflater = settings.inflatersAtOnce.get(contentEncoding)
-    if (inflater !== undefined && isUntouched(req)) readThenInflate(settings, req, res, next, contentEncoding, inflater, charset)
-    else readInflated(settings, req, res, next, contentEncoding, charset)
+    if (inflater !== undefined && isUntouched(body)) readThenInflate(settings, req, body, res, next, contentEncoding, inflater, charset)
+    else readInflated(settings, req, body, res, next, contentEncoding, charset)
     return
   }
   const options = { length: req.headers['content-length'], limit: settings.limit, encoding: null } as getRawBody.Options
-  getRawBody(req, options, function onBody (err: getRawBody.RawBodyError | null, body: Buffer) {
+  getRawBody(body, options, function onBody (err: getRawBody.RawBodyError | null, bytes: Buffer) {
     if (err) {
-      fail(settings.discard, req, res, next, err)
+      fail(settings.discard, req, body, res, next, err)
       return
     }
-    finish(settings, req, res, next, body, charset)
+    finish(settings, req, res, next, bytes, charset)
   })
 }
 
@@ -147,7 +150,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
  * for an uncompressed body), then one zlib call inflates them, stopping past `limit`. For small bodies this
  * is several times cheaper than a stream, which pays several trips to zlib's thread pool.
  */
-function readThenInflate (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction,
+function readThenInflate (settings: ReadSettings, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction,
   contentEncoding: string, inflater: InflaterAtOnce, charset: string | null): void {
   const { limit, debug } = settings
   if (debug.enabled) debug('inflate %s body at once', contentEncoding)
@@ -155,19 +158,19 @@ function readThenInflate (settings: ReadSettings, req: BodyRequest, res: ServerR
   // The pieces as they arrived: a damaged body is inflated again as body-parser's stream saw it.
   const pieces: number[] = []
   const countPiece = (chunk: Buffer): void => { pieces.push(chunk.length) }
-  req.on('data', countPiece)
-  getRawBody(req, options, function onWire (err: getRawBody.RawBodyError | null, bytes: Buffer) {
-    req.removeListener('data', countPiece)
+  body.on('data', countPiece)
+  getRawBody(body, options, function onWire (err: getRawBody.RawBodyError | null, bytes: Buffer) {
+    body.removeListener('data', countPiece)
     if (err) {
-      fail(settings.discard, req, res, next, err)
+      fail(settings.discard, req, body, res, next, err)
       return
     }
     const createStream = settings.variant.decompressors.get(contentEncoding) as () => Transform
     // compat(v1, v2): body-parser's decompressor ends after the request, which Node destroys once it ended
     // (right after this callback): next() sees it so.
-    process.nextTick(inflateExactly, inflater, createStream, { bytes, pieces }, limit, function onInflated (error: Error | null, body?: Buffer) {
-      if (error) fail(settings.discard, req, res, next, error)
-      else finish(settings, req, res, next, body as Buffer, charset)
+    process.nextTick(inflateExactly, inflater, createStream, { bytes, pieces }, limit, function onInflated (error: Error | null, inflated?: Buffer) {
+      if (error) fail(settings.discard, req, body, res, next, error)
+      else finish(settings, req, res, next, inflated as Buffer, charset)
     })
   })
 }
@@ -176,21 +179,21 @@ function readThenInflate (settings: ReadSettings, req: BodyRequest, res: ServerR
  * Whether raw-body can read the request as it stands. A request with an encoding set, already read or
  * paused keeps the streaming path, which gives body-parser's answers for these developer errors.
  */
-function isUntouched (req: BodyRequest): boolean {
-  return req.readableEncoding === null && req.readable && req.readableFlowing !== false
+function isUntouched (body: Readable): boolean {
+  return body.readableEncoding === null && body.readable && body.readableFlowing !== false
 }
 
 /**
  * Inflates a compressed body with `limit` applied twice: raw-body counts the inflated bytes, a WireCounter
  * the bytes received. The body is handed on only once the request has ended within both.
  */
-function readInflated (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction,
+function readInflated (settings: ReadSettings, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction,
   contentEncoding: string, charset: string | null): void {
   const { limit, debug } = settings
   const declared = parseLength(req.headers['content-length'])
   if (declared !== null && declared > limit) {
     // Security (issue 5): the wire size counts too, so an announced oversize body is refused before inflating.
-    process.nextTick(fail, settings.discard, req, res, next, errors.entityTooLarge(limit, 0, declared))
+    process.nextTick(fail, settings.discard, req, body, res, next, errors.entityTooLarge(limit, 0, declared))
     return
   }
   if (debug.enabled) debug('inflate %s body', contentEncoding)
@@ -201,28 +204,28 @@ function readInflated (settings: ReadSettings, req: BodyRequest, res: ServerResp
     if (settled) return
     settled = true
     wire.stop()
-    detachInflater(req, inflater)
-    if (err) fail(settings.discard, req, res, next, err)
+    detachInflater(body, inflater)
+    if (err) fail(settings.discard, req, body, res, next, err)
     else finish(settings, req, res, next, inflated as Buffer, charset)
   }
-  const wire = new WireCounter(req, limit, declared, settle, function onWireEnd () {
+  const wire = new WireCounter(body, limit, declared, settle, function onWireEnd () {
     if (inflated !== null) settle(null)
   })
-  req.pipe(inflater)
-  getRawBody(inflater, { limit, encoding: null } as getRawBody.Options, function onInflated (err: getRawBody.RawBodyError | null, body: Buffer) {
+  body.pipe(inflater)
+  getRawBody(inflater, { limit, encoding: null } as getRawBody.Options, function onInflated (err: getRawBody.RawBodyError | null, bytes: Buffer) {
     if (err) {
       settle(err)
       return
     }
-    inflated = body
+    inflated = bytes
     if (wire.ended) {
       settle(null)
       return
     }
     // deflate, br and zstd streams end at their last block: bytes after it still count on the wire
     // (body-parser reads them off unbounded), so the verdict waits for the end of the request.
-    detachInflater(req, inflater)
-    req.resume()
+    detachInflater(body, inflater)
+    body.resume()
   })
 }
 
@@ -231,16 +234,16 @@ function readInflated (settings: ReadSettings, req: BodyRequest, res: ServerResp
  * against `limit` on the wire and after inflation, and the stage's result is handed on once both the stage and
  * the request have ended. Any failure stops the stage and removes what it stored before it is reported.
  */
-function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyRequest, res: ServerResponse, next: NextFunction,
+function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction,
   contentEncoding: string): void {
   const { limit, debug } = settings
-  const stateError = checkBeforeReading(req, limit)
+  const stateError = checkBeforeReading(req, body, limit)
   if (stateError !== null) {
-    process.nextTick(fail, settings.discard, req, res, next, stateError)
+    process.nextTick(fail, settings.discard, req, body, res, next, stateError)
     return
   }
-  if (contentEncoding === 'identity' && stage.readsWhole(req, limit) && isUntouched(req)) {
-    readWhole(settings, stage, req, res, next)
+  if (contentEncoding === 'identity' && stage.readsWhole(req, limit) && isUntouched(body)) {
+    readWhole(settings, stage, req, body, res, next)
     return
   }
   if (debug.enabled) debug('read body as a stream')
@@ -256,29 +259,29 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyReque
     wire.stop()
     if (inflater !== null) {
       inflater.removeListener('data', countInflated)
-      detachInflater(req, inflater)
+      detachInflater(body, inflater)
     }
     if (err === null) {
       deliverStaged(settings, req, next, result as StageResult)
       return
     }
-    req.unpipe()
+    body.unpipe()
     // A stage that had already failed (multer: a limit waiting for a write) reports its own error, as multer does.
-    abort((own) => { report(settings.discard, req, res, next, own ?? err) })
+    abort((own) => { report(settings.discard, req, body, res, next, own ?? err) })
   }
   const countInflated = (chunk: Buffer): void => {
     inflatedBytes += chunk.length
     if (inflatedBytes > limit) settle(errors.entityTooLarge(limit, inflatedBytes))
   }
   const settleRead = (err: HttpError | getRawBody.RawBodyError | Error): void => { settle(errors.readFailed(err)) }
-  const wire = new WireCounter(req, limit, declared, settleRead, function onWireEnd () {
+  const wire = new WireCounter(body, limit, declared, settleRead, function onWireEnd () {
     if (result !== null) settle(null)
   })
-  let source: Readable = req
+  let source: Readable = body
   if (inflater !== null) {
     inflater.on('error', settleRead)
     inflater.on('data', countInflated)
-    source = req.pipe(inflater)
+    source = body.pipe(inflater)
   }
   const abort = stage.start(source, req, res, function onStaged (err, staged) {
     if (err !== null) {
@@ -291,16 +294,16 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyReque
 }
 
 /** A small body: read whole by raw-body (limit, length, aborts, as for the other parsers), then given to the stage at once. */
-function readWhole (settings: ReadSettings, stage: BodyStage, req: BodyRequest, res: ServerResponse, next: NextFunction): void {
+function readWhole (settings: ReadSettings, stage: BodyStage, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction): void {
   if (settings.debug.enabled) settings.debug('read small body whole')
   const options = { length: req.headers['content-length'], limit: settings.limit, encoding: null } as getRawBody.Options
-  getRawBody(req, options, function onBody (err: getRawBody.RawBodyError | null, body: Buffer) {
+  getRawBody(body, options, function onBody (err: getRawBody.RawBodyError | null, bytes: Buffer) {
     if (err) {
-      fail(settings.discard, req, res, next, err)
+      fail(settings.discard, req, body, res, next, err)
       return
     }
-    const abort = stage.start(body, req, res, function onStaged (stageErr, staged) {
-      if (stageErr !== null) abort(() => { report(settings.discard, req, res, next, stageErr) })
+    const abort = stage.start(bytes, req, res, function onStaged (stageErr, staged) {
+      if (stageErr !== null) abort(() => { report(settings.discard, req, body, res, next, stageErr) })
       else deliverStaged(settings, req, next, staged as StageResult)
     })
   })
@@ -320,45 +323,45 @@ function deliverStaged (settings: ReadSettings, req: BodyRequest, next: NextFunc
 }
 
 /** Answers with an error known before reading: the body is left untouched for `next`, then discarded within bounds. */
-function refuse (budget: DiscardBudget, req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError): void {
+function refuse (budget: DiscardBudget, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction, err: HttpError): void {
   // compat(v1, v2): body-parser leaves the stream as it was when it reports these, so next() sees it so.
   next(err)
   // Security (issue 5): without this, Node reads the whole body off once the response is sent. Still in
   // time: the response's 'finish', where Node would start that, is emitted asynchronously.
-  discardRest(req, res, budget)
+  discardRest(req, body, res, budget)
 }
 
 /** Reports a failed read, with the rest of the body discarded within bounds. */
-function fail (budget: DiscardBudget, req: BodyRequest, res: ServerResponse, next: NextFunction, err: HttpError | getRawBody.RawBodyError | Error): void {
-  report(budget, req, res, next, errors.readFailed(err))
+function fail (budget: DiscardBudget, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction, err: HttpError | getRawBody.RawBodyError | Error): void {
+  report(budget, req, body, res, next, errors.readFailed(err))
 }
 
 /**
  * Reports an error as it was made (a streaming stage's: multer's errors keep their class and properties), with
  * the rest of the body discarded within bounds.
  */
-function report (budget: DiscardBudget, req: BodyRequest, res: ServerResponse, next: NextFunction, error: Error & { status?: number }): void {
+function report (budget: DiscardBudget, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction, error: Error & { status?: number }): void {
   if (error.status === 413 && !req.complete && http2StreamOf(req) === null) {
     // Security (issue 5): a body known to be too large (or, for multipart, one with too many or too large parts)
     // is answered at once, not after it was all read
     // (once every byte has arrived, reading them off is free and body-parser's order is kept). Over HTTP/2 the
     // answer comes after the read-off, as from body-parser: answered mid-upload, curl ends the stream short of its
     // Content-Length (PROTOCOL_ERROR) and Chromium's upload stalls; past the budget the stream alone is reset.
-    discardRest(req, res, budget)
+    discardRest(req, body, res, budget)
     next(error)
     return
   }
   // compat(v1, v2): other failures are reported once the rest of the body is read off, as body-parser
   // does, but within discardRest's bounds.
-  discardRest(req, res, budget, () => { next(error) })
+  discardRest(req, body, res, budget, () => { next(error) })
 }
 
 /** raw-body's checks before it reads: the declared length against `limit`, then the stream's state. */
-function checkBeforeReading (req: BodyRequest, limit: number): HttpError | null {
+function checkBeforeReading (req: BodyRequest, body: Readable, limit: number): HttpError | null {
   const declared = parseLength(req.headers['content-length'])
   if (declared !== null && declared > limit) return errors.entityTooLarge(limit, 0, declared)
-  if (req.readableEncoding !== null) return errors.streamEncodingSet()
-  if (!req.readable) return errors.streamNotReadable()
+  if (body.readableEncoding !== null) return errors.streamEncodingSet()
+  if (!body.readable) return errors.streamNotReadable()
   return null
 }
 
@@ -419,7 +422,7 @@ function passBody (settings: ReadSettings, req: BodyRequest, res: ServerResponse
   }
   // An unread body refused by the schema is an error known before reading: answered, then read off within bounds.
   validateBody(settings.schema, body, function afterCheck (err?: unknown) {
-    refuse(settings.discard, req, res, next, err as HttpError)
+    refuse(settings.discard, req, bodyStreamOf(req), res, next, err as HttpError)
   }, function onPassed (value) { settings.variant.deliverBody(req, next, value) })
 }
 
@@ -484,9 +487,9 @@ function decode (body: Buffer, charset: string): string {
 }
 
 /** Stops and frees a decompressor at once when reading ended, so late zlib errors cannot go unhandled. */
-function detachInflater (req: BodyRequest, inflater: Transform): void {
+function detachInflater (body: Readable, inflater: Transform): void {
   if (inflater.destroyed) return
-  req.unpipe(inflater)
+  body.unpipe(inflater)
   inflater.on('error', ignore)
   inflater.destroy()
 }

@@ -2,11 +2,13 @@
 import type { IncomingMessage, ServerResponse } from 'http'
 import { constants as http2Constants, type ServerHttp2Stream } from 'http2'
 import type { Socket } from 'net'
+import type { Readable } from 'stream'
 import type { HttpError } from 'http-errors'
 import onFinished from 'on-finished'
 import * as errors from './errors'
 import type { DiscardBudget } from './options'
 import { http2StreamOf } from './protocol'
+import { closableSocketOf } from './sources/node'
 
 /** A body that stops arriving for this long is given up on (nginx's `lingering_timeout`). */
 export const DISCARD_IDLE_MS = 5000
@@ -33,13 +35,13 @@ export class WireCounter {
   received = 0
   /** Whether the request's body has been read to its end. */
   ended: boolean
-  private readonly req: IncomingMessage
+  private readonly req: Readable
   private readonly limit: number
   private readonly expected: number | null
   private readonly onError: (err: HttpError) => void
   private readonly onEnd: () => void
 
-  constructor (req: IncomingMessage, limit: number, expected: number | null, onError: (err: HttpError) => void, onEnd: () => void) {
+  constructor (req: Readable, limit: number, expected: number | null, onError: (err: HttpError) => void, onEnd: () => void) {
     this.req = req
     this.limit = limit
     this.expected = expected
@@ -102,15 +104,17 @@ export class WireCounter {
  * it reads only once its upload is done. Past a bound the request is no longer read and, once the response is
  * out, the connection is closed (HTTP/1.x) or the request's stream alone is reset (HTTP/2: the session's other
  * streams are other requests). `onSettled` (if given) runs once the body ended or was given up on.
- * Start it before the response is finished, or Node starts its own, unbounded, read-off.
+ * Start it before the response is finished, or Node starts its own, unbounded, read-off. `body` is the stream
+ * the body is read from: the request itself, or the stream fed by an event-only fake's events. A request
+ * without a socket (a stream built by a test) has no connection to close: only the stream is read off or paused.
  */
-export function discardRest (req: IncomingMessage, res: ServerResponse | undefined, budget: DiscardBudget, onSettled?: () => void): void {
-  if (req.readableEnded || req.destroyed) {
+export function discardRest (req: IncomingMessage, body: Readable, res: ServerResponse | undefined, budget: DiscardBudget, onSettled?: () => void): void {
+  if (body.readableEnded || body.destroyed) {
     if (onSettled) process.nextTick(onSettled)
     return
   }
   const stream = http2StreamOf(req)
-  const socket = req.complete || stream !== null ? null : closableSocket(req)
+  const socket = req.complete || stream !== null ? null : closableSocketOf(req)
   // RFC 9112 §9.6: closing a connection with unread request bytes makes the kernel send RST, and a client
   // still uploading can then lose the response. Node closes a `Connection: close` response's socket with
   // destroySoon() right after the response; on this socket that becomes a half-close and a grace period.
@@ -118,7 +122,7 @@ export function discardRest (req: IncomingMessage, res: ServerResponse | undefin
   const declared = parseLength(req.headers['content-length'])
   // A client that reads only after its upload cannot be served anyway: reading any of it would be wasted.
   if (!req.complete && declared !== null && declared > budget.bytes) {
-    stopReading(req, res, socket, stream)
+    stopReading(req, body, res, socket, stream)
     if (onSettled) process.nextTick(onSettled)
     return
   }
@@ -134,7 +138,7 @@ export function discardRest (req: IncomingMessage, res: ServerResponse | undefin
     settled = true
     clearTimeout(timer)
     clearTimeout(idle)
-    req.removeListener('data', onData)
+    body.removeListener('data', onData)
     if (socket !== null) {
       discarding.delete(socket)
       if (lingering.has(socket)) destroyLater(socket)
@@ -142,32 +146,32 @@ export function discardRest (req: IncomingMessage, res: ServerResponse | undefin
   }
   const giveUp = (): void => {
     cleanup()
-    stopReading(req, res, socket, stream)
+    stopReading(req, body, res, socket, stream)
     onSettled?.()
   }
   // A body still trickling in gets the budget's time, not a connection (the bytes already here cost nothing).
   const timer = setTimeout(giveUp, budget.ms).unref()
   const idle = setTimeout(giveUp, Math.min(DISCARD_IDLE_MS, budget.ms)).unref()
-  req.on('data', onData)
+  body.on('data', onData)
   // on-finished, as body-parser's read-off: the end of the body, or of its socket (Node no longer aborts a
   // request whose response is out when the socket closes).
-  onFinished(req, () => {
+  onFinished(body === req ? req : body as unknown as IncomingMessage, () => {
     if (settled) return
     cleanup()
     onSettled?.()
   })
-  req.resume()
+  body.resume()
 }
 
 /**
  * Stops reading the request (TCP or HTTP/2 flow control holds the client), then closes the connection or resets
  * the HTTP/2 stream after the response.
  */
-function stopReading (req: IncomingMessage, res: ServerResponse | undefined, socket: Socket | null, stream: ServerHttp2Stream | null): void {
-  req.pause()
+function stopReading (req: IncomingMessage, body: Readable, res: ServerResponse | undefined, socket: Socket | null, stream: ServerHttp2Stream | null): void {
+  body.pause()
   // Throws away what is buffered (already in memory) and, by reading, marks the request as consumed: Node
   // then does not read the whole body off (`_dump`) when the response finishes. Backpressure does the rest.
-  while (req.read() !== null);
+  while (body.read() !== null);
   if (stream !== null) {
     resetAfterResponse(req, stream)
     return
@@ -198,12 +202,6 @@ function resetAfterResponse (req: IncomingMessage, stream: ServerHttp2Stream): v
   }
   if (stream.writableFinished) linger()
   else stream.once('finish', linger)
-}
-
-/** The request's socket when it is a real, open one that can be half-closed (fakes and HTTP/2 aside). */
-function closableSocket (req: IncomingMessage): Socket | null {
-  const socket = req.socket as Socket | null
-  return socket !== null && !socket.destroyed && typeof socket.end === 'function' && typeof socket.destroySoon === 'function' ? socket : null
 }
 
 /** Sockets whose abandoned body is still being read off: their destruction waits for the end of it. */

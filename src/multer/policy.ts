@@ -69,6 +69,10 @@ export function createMulterPolicy (setup: () => MulterSetup): FormPolicy {
         busboy({ headers: { 'content-type': req.headers['content-type'] as string } })
         return null
       } catch (err) {
+        // compat(multer): multer sets `req.body` to an empty null-prototype object just before it makes busboy, so
+        // an error handler finds one. (A `limits` function that throws comes first there and leaves it untouched,
+        // as it does here: it runs when the body is read, and MulterUpload sets `req.body` after it.)
+        req.body = Object.create(null)
         return asClientError(err as Error)
       }
     },

@@ -1,0 +1,70 @@
+// Where a Node request's body is read from: the request itself when it is a stream, else a stream fed by its events; and its socket, if it has one.
+import type { IncomingMessage } from 'http'
+import type { Socket } from 'net'
+import { PassThrough, type Readable } from 'stream'
+
+/**
+ * The stream the pipeline reads a request's body from. A real request, a `PassThrough` or `Readable.from()`
+ * with `headers` (as users' tests build them) is read itself. A request-like that is only an event emitter
+ * (node-mocks-http's, whose `send()` emits 'data' and 'end') is read through a stream fed by its events, so
+ * that piping, pausing and the read-off after an error work on it too; the request object itself is left as it is.
+ */
+export function bodyStreamOf (req: IncomingMessage): Readable {
+  return isReadableStream(req) ? req : streamFromEvents(req)
+}
+
+function isReadableStream (req: IncomingMessage): boolean {
+  return typeof req.pipe === 'function' && typeof req.pause === 'function' && typeof req.resume === 'function' &&
+    typeof req.read === 'function' && typeof req.unpipe === 'function'
+}
+
+/**
+ * A stream of what an event-emitting request-like emits. Its listeners stay until the request ends, errs or
+ * closes: such a fake pushes its body whatever the reader does, so there is no backpressure to give.
+ */
+function streamFromEvents (req: IncomingMessage): Readable {
+  const body = new PassThrough()
+  const emitter = req as unknown as NodeJS.EventEmitter
+  const onData = (chunk: unknown): void => {
+    if (body.destroyed || body.writableEnded) return
+    body.write(typeof chunk === 'string' || chunk instanceof Uint8Array ? chunk : String(chunk))
+  }
+  const onEnd = (): void => {
+    detach()
+    if (!body.destroyed) body.end()
+  }
+  const onError = (err: unknown): void => {
+    detach()
+    body.destroy(err instanceof Error ? err : new Error(String(err)))
+  }
+  const onClose = (): void => {
+    detach()
+    // A request that closes before its end was cut short: the reader sees an aborted body, as from Node's request.
+    if (body.writableEnded) return
+    body.emit('aborted')
+    body.destroy()
+  }
+  const detach = (): void => {
+    emitter.removeListener('data', onData)
+    emitter.removeListener('end', onEnd)
+    emitter.removeListener('error', onError)
+    emitter.removeListener('close', onClose)
+  }
+  if (typeof emitter.on === 'function') {
+    emitter.on('data', onData)
+    emitter.on('end', onEnd)
+    emitter.on('error', onError)
+    emitter.on('close', onClose)
+  } else {
+    // Not even an event emitter: there is no body to wait for.
+    body.end()
+  }
+  return body
+}
+
+/** The request's socket when it is a real, open one that can be half-closed (fakes, socket-less streams and HTTP/2 aside). */
+export function closableSocketOf (req: IncomingMessage): Socket | null {
+  const socket = (req as { socket?: unknown }).socket as Socket | null | undefined
+  if (socket == null || typeof socket !== 'object') return null
+  return !socket.destroyed && typeof socket.end === 'function' && typeof socket.destroySoon === 'function' ? socket : null
+}

@@ -95,6 +95,7 @@ function readInProcess (fastPath: boolean): Promise<number> {
       file (_name: string | undefined, stream: Readable) { stream.resume() },
       fileBytes () {},
       countLimit () {},
+      unreadableFileName: reject,
       parserError: reject,
       end () { resolve(Number(process.hrtime.bigint() - started) / 1e6) },
       abort (callback: () => void) { callback() }

@@ -178,9 +178,14 @@ export function invalidBoundary (): createError.HttpError {
   return mark(createError(400, 'missing or invalid multipart boundary', { type: 'multipart.boundary.invalid' }))
 }
 
-/** 400 when a part's header block is malformed or larger than the parser reads (16 KiB). */
-export function malformedPartHeader (): createError.HttpError {
-  return mark(createError(400, 'malformed part header', { type: 'multipart.header.malformed' }))
+/**
+ * 400 when a part's header block is malformed or larger than the parser reads (16 KiB); with the `field`, when
+ * the part's `filename*` cannot be read and it has no plain `filename` to fall back on (RFC 6266 §4.3).
+ */
+export function malformedPartHeader (field?: string): createError.HttpError {
+  return mark(field === undefined
+    ? createError(400, 'malformed part header', { type: 'multipart.header.malformed' })
+    : createError(400, 'malformed filename* in field "' + field + '"', { field, type: 'multipart.header.malformed' }))
 }
 
 /** 400 when a multipart body ends before its closing boundary. */

@@ -158,8 +158,8 @@ export interface BodyParserErrorProperties {
   'multipart.file.unexpected': { field: string }
   /** 413: the field of the file past the limit, and `files.fileLimit`. */
   'multipart.files.too.many': { field: string, limit: number }
-  /** 400: no extra property. */
-  'multipart.header.malformed': Record<never, never>
+  /** 400: the field, when the part's `filename*` cannot be read and it has no plain `filename` to fall back on. */
+  'multipart.header.malformed': { field?: string }
   /** 413: `partLimit`. */
   'multipart.parts.too.many': { limit: number }
   /** 500: the storage's own error as `cause`. */

@@ -54,6 +54,15 @@ export class MulterError extends Error {
   }
 }
 
+/**
+ * A part whose `filename*` cannot be read and which has no plain `filename` to fall back on (RFC 6266 §4.3). multer
+ * skips such a part without a word (busboy does); bodykit/multer refuses the form as it refuses any malformed part:
+ * a plain Error, as busboy's 'Malformed part header' (no MulterError code fits), with a 400, naming the field.
+ */
+export function unreadableFileName (field: string): Error {
+  return asClientError(Object.assign(new Error('Malformed filename* in field "' + field + '"'), { field }))
+}
+
 /** busboy's error for a malformed body, passed on as multer passes it, with the 400 a client error deserves. */
 export function asClientError (err: Error): Error {
   if (!('status' in err)) {

@@ -9,7 +9,7 @@ import type { FieldPartInfo, FilePartInfo, ParserConfig, PartCollector } from '.
 import type { FormPolicy } from '../multipart/part-reader'
 import type { BodyRequest } from '../variants'
 import { appendField, decodeFormName, exceedsArrayIndex, exceedsNesting } from './field-names'
-import { MulterError, asClientError } from './multer-error'
+import { MulterError, asClientError, unreadableFileName } from './multer-error'
 import type { MulterFile, StorageEngine } from './storage'
 
 /** multer's `limits` (every key it takes; busboy is given them all, as multer gives them). */
@@ -290,6 +290,11 @@ class MulterUpload implements PartCollector {
 
   countLimit (limit: 'parts' | 'files' | 'fields'): void {
     this.abortWithCode(limit === 'parts' ? 'LIMIT_PART_COUNT' : limit === 'files' ? 'LIMIT_FILE_COUNT' : 'LIMIT_FIELD_COUNT')
+  }
+
+  unreadableFileName (name: string | undefined): void {
+    if (name === undefined || name === null) return this.abortWithCode('MISSING_FIELD_NAME')
+    this.abortWithError(unreadableFileName(decodeFormName(name)))
   }
 
   parserError (err: Error): void {

@@ -52,6 +52,7 @@ class CollectorAfterHandOver implements PartCollector {
   file (name: string | undefined, stream: Readable, info: FilePartInfo): void { this.collector.file(name, stream, info) }
   fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void { this.collector.fileBytes(name, bytes, filename, mimeType) }
   countLimit (limit: CountLimit): void { this.collector.countLimit(limit) }
+  unreadableFileName (name: string | undefined): void { this.collector.unreadableFileName(name) }
   abort (callback: (own?: Error) => void): void { this.collector.abort(callback) }
   parserError (err: Error, empty: boolean): void {
     // After an error busboy closes at once, without waiting for its file streams.

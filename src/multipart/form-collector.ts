@@ -145,6 +145,10 @@ function createCollector (settings: MultipartSettings, assembleFields: FieldAsse
       }
       files.push({ fieldName: name, originalName: filename ?? '', mimeType, encoding: '7bit', size: bytes.length, buffer: bytes })
     },
+    unreadableFileName (name) {
+      if (collector.settled) return
+      finish(checkName(settings, name) ?? errors.malformedPartHeader(name))
+    },
     countLimit () {
       // busboy counts only the parts for multipart(): fields and files are counted here, with their own errors.
       finish(errors.tooManyParts(settings.partLimit))

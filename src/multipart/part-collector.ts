@@ -34,6 +34,11 @@ export interface PartCollector {
   /** A whole file already in memory (the fast path): stored as a file stream's bytes would be. */
   fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void
   countLimit (limit: CountLimit): void
+  /**
+   * A part whose `filename*` cannot be read and which has no plain `filename` to fall back on (RFC 6266 §4.3):
+   * its `name` (undefined when it has none). The reader skips the part; the form is refused.
+   */
+  unreadableFileName (name: string | undefined): void
   /** busboy's error for a malformed body; `empty` when no byte of the body arrived. */
   parserError (err: Error, empty: boolean): void
   /** The form ended (its closing delimiter was read and the body ended). */

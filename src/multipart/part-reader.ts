@@ -10,6 +10,7 @@ import type { BodyStage, StageAbort, StageResult } from '../read'
 import type { BodyRequest } from '../variants'
 import { isSmallBody, readCanonicalForm, readsLikeBusboy, type CanonicalPart, type NameReading } from './canonical-form'
 import { readCanonicalStream, type UsedCounts } from './canonical-stream'
+import { fallBackFromUnreadableFileNames } from './filename-fallback'
 import { TRUNCATED_FIELD, WHOLE_FIELD, type ParserConfig, type PartCollector } from './part-collector'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
@@ -135,6 +136,8 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
     collector.parserError(err as Error, false)
     return (callback) => { collector.abort(callback) }
   }
+  // RFC 6266 §4.3: an unreadable `filename*` falls back to `filename` (busboy alone skips the part without a word).
+  fallBackFromUnreadableFileNames(parser, config.defParamCharset, (name) => { collector.unreadableFileName(name) })
   parser.on('field', (name: string | undefined, value: string | undefined, info: busboy.FieldInfo) => {
     const asBytes = undeclared?.used === true
     if (asBytes) undeclared.used = false

@@ -127,6 +127,11 @@ function recordingCollector (pace: Pace): { collector: PartCollector, log: Log, 
     },
     fileBytes () { throw new Error('a streamed form has no whole file') },
     countLimit (limit) { note(['count limit', limit]) },
+    // As a parser error: both real collectors refuse the form with it, and hear nothing after it.
+    unreadableFileName (name) {
+      note(['unreadable filename*', name])
+      failed = true
+    },
     parserError (err, empty) {
       note(['error', err.message, empty])
       failed = true

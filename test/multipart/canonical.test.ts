@@ -30,7 +30,7 @@ const input: fc.Arbitrary<MultipartInput> = fc.tuple(multipartInput, fc.boolean(
       // Parts as browsers write them: named, no charset, no filename*, a bare media type.
       parts: drawn.parts.filter((part) => part.kind !== 'bare').map((part) => part.kind === 'field'
         ? { ...part, name: part.name ?? 'unnamed', charset: null }
-        : part.kind === 'file' ? { ...part, name: part.name ?? 'unnamed', extended: false, type: part.type === 'text/plain; charset=utf-8' ? 'text/plain' : part.type } : part)
+        : part.kind === 'file' ? { ...part, name: part.name ?? 'unnamed', extended: false, unreadable: null, type: part.type === 'text/plain; charset=utf-8' ? 'text/plain' : part.type } : part)
     }
   : { ...drawn, gzip: false })
 

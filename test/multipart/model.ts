@@ -4,7 +4,11 @@ import busboy from 'busboy'
 import fc from 'fast-check'
 
 export interface FieldPart { kind: 'field', name: string | null, value: Buffer, charset: string | null }
-export interface FilePart { kind: 'file', name: string | null, filename: string, extended: boolean, type: string | null, data: Buffer }
+/**
+ * A file part: `filename="<filename>"` (or `fallback.bin` before a readable `filename*` when `extended`), and
+ * `unreadable`, a `filename*` busboy cannot read, after them (with `plain` false, no `filename` at all).
+ */
+export interface FilePart { kind: 'file', name: string | null, filename: string, extended: boolean, type: string | null, data: Buffer, unreadable?: string | null, plain?: boolean }
 export interface BarePart { kind: 'bare', data: Buffer, headerless: boolean }
 export type Part = FieldPart | FilePart | BarePart
 
@@ -60,11 +64,21 @@ function valueArb (boundary: string): fc.Arbitrary<Buffer> {
 /** What a `_charset_` field may say: labels busboy decodes, labels only TextDecoder knows, unknown ones, odd spacing. */
 const CHARSET_LABELS = ['UTF-8', 'utf-8', 'iso-8859-1', 'windows-1252', 'shift_jis', 'utf-16le', 'no-such-charset', ' utf-8', '']
 
+/** `filename*` values busboy cannot read (each makes busboy skip the part): drawn on about one file part in three. */
+export const UNREADABLE_FILENAME_STARS = ["UTF-8''%E0%A4%A", "UTF-8''100%.txt", "no-such-charset''x.txt", "UTF-8'x.txt", "UTF-8''", '"x.txt"', "UTF-8''my file.txt"]
+const unreadableArb = fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom(...UNREADABLE_FILENAME_STARS) })
+
+/**
+ * The file name the oracle's body gives a part that has an unreadable `filename*` and no file name to fall back on:
+ * where busboy's reading of it has a file of this name, bodykit must refuse the form (multipart.header.malformed).
+ */
+export const UNREADABLE_MARKER = 'bodykit-oracle-unreadable-filename-star'
+
 function partArb (boundary: string): fc.Arbitrary<Part> {
   return fc.oneof(
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('field' as const), name: fc.constant('_charset_'), value: fc.constantFrom(...CHARSET_LABELS).map((label) => Buffer.from(label)), charset: fc.constantFrom(null, null, 'utf-8') }) },
     { weight: 5, arbitrary: fc.record({ kind: fc.constant('field' as const), name: nameArb, value: valueArb(boundary).map((value) => stripNonUtf8(value)), charset: fc.constantFrom(null, null, null, 'utf-8', 'latin1') }) },
-    { weight: 3, arbitrary: fc.record({ kind: fc.constant('file' as const), name: nameArb, filename: fc.constantFrom('a.txt', '', 'x/../../evil.sh', 'C:\\x\\y.png', 'naïve.txt', '名前.bin'), extended: fc.boolean(), type: fc.constantFrom(null, 'image/png', 'application/octet-stream', 'text/plain; charset=utf-8'), data: valueArb(boundary) }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('file' as const), name: nameArb, filename: fc.constantFrom('a.txt', '', 'x/../../evil.sh', 'C:\\x\\y.png', 'naïve.txt', '名前.bin'), extended: fc.boolean(), type: fc.constantFrom(null, 'image/png', 'application/octet-stream', 'text/plain; charset=utf-8'), data: valueArb(boundary), unreadable: unreadableArb, plain: fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('bare' as const), data: valueArb(boundary), headerless: fc.boolean() }) }
   )
 }
@@ -110,10 +124,17 @@ function headerValue (text: string): string {
   return text.replace(/["\r\n]/g, '_')
 }
 
-/** The body's bytes. */
-export function toBody (input: MultipartInput): Buffer {
+/**
+ * The body's bytes. `oracle`: the body busboy is asked about instead, for the one documented difference (RFC 6266
+ * §4.3): each unreadable `filename*` left out (busboy then reads the part under its plain `filename`), and a part with
+ * no file name to fall back on named UNREADABLE_MARKER. A cut body is cut at the same place (inside a header block
+ * that differs, before that block's end: busboy reads neither block whole).
+ */
+export function toBody (input: MultipartInput, oracle = false): Buffer {
   const nl = input.lineBreak
   const pieces: Buffer[] = [input.preamble]
+  /** For the oracle: the header pieces that differ (their index) and the oracle's bytes for them. */
+  const oracleHeaders = new Map<number, Buffer>()
   for (const part of input.parts) {
     pieces.push(Buffer.from((pieces.length === 1 && input.preamble.length === 0 ? '' : nl) + '--' + input.boundary + nl))
     let headers = ''
@@ -122,8 +143,21 @@ export function toBody (input: MultipartInput): Buffer {
       if (part.charset !== null) headers += 'Content-Type: text/plain; charset=' + part.charset + nl
     } else if (part.kind === 'file') {
       const plain = part.extended ? 'fallback.bin' : headerValue(part.filename)
-      headers += 'Content-Disposition: form-data' + (part.name === null ? '' : '; name="' + headerValue(part.name) + '"') + '; filename="' + plain + '"' +
-        (part.extended ? "; filename*=UTF-8''" + encodeURIComponent(part.filename) : '') + nl
+      const named = 'Content-Disposition: form-data' + (part.name === null ? '' : '; name="' + headerValue(part.name) + '"')
+      const names = (part.plain === false ? '' : '; filename="' + plain + '"') + (part.extended ? "; filename*=UTF-8''" + encodeURIComponent(part.filename) : '')
+      const unreadable = part.unreadable ?? null
+      headers += named + names + (unreadable === null ? '' : '; filename*=' + unreadable) + nl
+      // An empty file name written as `filename*=UTF-8''` at the end of the header is unreadable too (no value).
+      const emptyStar = part.extended && part.filename === ''
+      if (unreadable !== null || emptyStar) {
+        const readableStar = part.extended && !emptyStar
+        const noFileName = !readableStar && (part.plain === false || plain === '')
+        const left = (part.plain === false ? '' : '; filename="' + plain + '"') + (readableStar ? "; filename*=UTF-8''" + encodeURIComponent(part.filename) : '')
+        let other = named + (noFileName ? '; filename="' + UNREADABLE_MARKER + '"' : left) + nl
+        if (part.type !== null) other += 'Content-Type: ' + part.type + nl
+        if (input.damage === 'header-flood' && part === input.parts[0]) other += ('X-Flood: ' + 'a'.repeat(100) + nl).repeat(200)
+        oracleHeaders.set(pieces.length, Buffer.from(other + nl))
+      }
       if (part.type !== null) headers += 'Content-Type: ' + part.type + nl
     } else if (!part.headerless) {
       // A part without Content-Disposition is skipped; one without any header is malformed to busboy.
@@ -140,7 +174,19 @@ export function toBody (input: MultipartInput): Buffer {
     pieces.push(input.epilogue)
   }
   const body = Buffer.concat(pieces)
-  return input.damage === 'cut' ? body.subarray(0, Math.floor(body.length * input.cutAt)) : body
+  const cutAt = input.damage === 'cut' ? Math.floor(body.length * input.cutAt) : body.length
+  if (!oracle || oracleHeaders.size === 0) return body.subarray(0, cutAt)
+  const kept: Buffer[] = []
+  let at = 0
+  for (let index = 0; index < pieces.length && at < cutAt; index++) {
+    const piece = pieces[index]
+    const cut = Math.min(piece.length, cutAt - at)
+    const replacement = oracleHeaders.get(index)
+    if (replacement === undefined) kept.push(piece.subarray(0, cut))
+    else kept.push(cut === piece.length ? replacement : replacement.subarray(0, Math.min(cut, replacement.length - 1)))
+    at += piece.length
+  }
+  return Buffer.concat(kept)
 }
 
 function fieldBytes (part: FieldPart): Buffer {
@@ -297,6 +343,8 @@ export function allowedErrors (reading: Reading, limits: Limits, bodyLength: num
   let fields = 0
   let files = 0
   for (const event of reading.events) {
+    // The documented difference: a part with an unreadable filename* and nothing to fall back on is refused.
+    if (event.kind === 'file' && event.filename === UNREADABLE_MARKER) allowed.add('multipart.header.malformed')
     if (event.name === undefined || event.name === '') allowed.add('multipart.field.name.missing')
     else if (!fieldNameOk(event.name)) allowed.add('multipart.field.name.too.large')
     if (event.kind === 'field') {

@@ -8,7 +8,7 @@ import onFinished from 'on-finished'
 import * as errors from './errors'
 import type { DiscardBudget } from './options'
 import { http2StreamOf } from './protocol'
-import { closableSocketOf } from './sources/node'
+import { closableSocketOf, whenBodyFinished } from './sources/node'
 
 /** A body that stops arriving for this long is given up on (nginx's `lingering_timeout`). */
 export const DISCARD_IDLE_MS = 5000
@@ -155,7 +155,7 @@ export function discardRest (req: IncomingMessage, body: Readable, res: ServerRe
   body.on('data', onData)
   // on-finished, as body-parser's read-off: the end of the body, or of its socket (Node no longer aborts a
   // request whose response is out when the socket closes).
-  onFinished(body === req ? req : body as unknown as IncomingMessage, () => {
+  whenBodyFinished(req, body, () => {
     if (settled) return
     cleanup()
     onSettled?.()

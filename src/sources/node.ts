@@ -1,6 +1,8 @@
 // Where a Node request's body is read from: the request itself when it is a stream, else a stream fed by its events; and its socket, if it has one.
+import { EventEmitter } from 'events'
 import type { IncomingMessage } from 'http'
 import type { Socket } from 'net'
+import onFinished from 'on-finished'
 import { PassThrough, type Readable } from 'stream'
 
 /**
@@ -67,4 +69,30 @@ export function closableSocketOf (req: IncomingMessage): Socket | null {
   const socket = (req as { socket?: unknown }).socket as Socket | null | undefined
   if (socket == null || typeof socket !== 'object') return null
   return !socket.destroyed && typeof socket.end === 'function' && typeof socket.destroySoon === 'function' ? socket : null
+}
+
+/**
+ * Calls back once the body has been read to its end or its connection is gone: on-finished's answer (the end of
+ * the request, or the close of its socket) for a request read itself, with a real socket or none. A fake socket
+ * that is not an event emitter (serverless-express's plain object) cannot be watched, nor does an event-fed body
+ * have one: there the body stream's own end, error or close is the signal.
+ */
+export function whenBodyFinished (req: IncomingMessage, body: Readable, callback: () => void): void {
+  const socket = (req as { socket?: unknown }).socket
+  if (body === req && (socket == null || socket instanceof EventEmitter)) {
+    onFinished(req, callback)
+    return
+  }
+  let called = false
+  const once = (): void => {
+    if (called) return
+    called = true
+    body.removeListener('end', once)
+    body.removeListener('error', once)
+    body.removeListener('close', once)
+    callback()
+  }
+  body.on('end', once)
+  body.on('error', once)
+  body.on('close', once)
 }

@@ -477,7 +477,20 @@ function appFor (spec: RunSpec, role: Role): App {
     ...(err !== undefined ? { error: errorView(err) } : {}),
     ...(library === 'multer' ? { files: filesView(req) } : {})
   })
-  app.use(mw)
+  // A throw out of the middleware, or a second call of next, is caught by Express and would not show in the answer:
+  // each is recorded as an uncaught exception of the run.
+  app.use(function guarded (req: unknown, res: unknown, next: Next) {
+    let calls = 0
+    try {
+      (mw as (req: unknown, res: unknown, next: Next) => void)(req, res, (err?: unknown) => {
+        if (++calls > 1) currentUncaught?.push('next called again, with ' + describeThrown(err))
+        else next(err)
+      })
+    } catch (err) {
+      currentUncaught?.push('thrown out of the middleware: ' + describeThrown(err))
+      if (calls === 0) next(err)
+    }
+  })
   // The echo goes in a header as well as in the body: Express swaps the prototype of light-my-request's response
   // for its own, and the payload light-my-request captures is then always empty (status and headers survive).
   const send = (res: EchoResponse, echoed: HttpAnswer): void => {

@@ -35,34 +35,34 @@ export class WireCounter {
   received = 0
   /** Whether the request's body has been read to its end. */
   ended: boolean
-  private readonly req: Readable
+  private readonly body: Readable
   private readonly limit: number
   private readonly expected: number | null
   private readonly onError: (err: HttpError) => void
   private readonly onEnd: () => void
 
-  constructor (req: Readable, limit: number, expected: number | null, onError: (err: HttpError) => void, onEnd: () => void) {
-    this.req = req
+  constructor (body: Readable, limit: number, expected: number | null, onError: (err: HttpError) => void, onEnd: () => void) {
+    this.body = body
     this.limit = limit
     this.expected = expected
     this.onError = onError
     this.onEnd = onEnd
-    this.ended = req.readableEnded
+    this.ended = body.readableEnded
     if (this.ended) return
-    req.on('data', this.handleData)
-    req.on('end', this.handleEnd)
-    req.on('aborted', this.handleAborted)
-    req.on('close', this.handleAborted)
-    req.on('error', this.handleError)
+    body.on('data', this.handleData)
+    body.on('end', this.handleEnd)
+    body.on('aborted', this.handleAborted)
+    body.on('close', this.handleAborted)
+    body.on('error', this.handleError)
   }
 
   /** Removes the listeners; safe to call more than once. */
   stop (): void {
-    this.req.removeListener('data', this.handleData)
-    this.req.removeListener('end', this.handleEnd)
-    this.req.removeListener('aborted', this.handleAborted)
-    this.req.removeListener('close', this.handleAborted)
-    this.req.removeListener('error', this.handleError)
+    this.body.removeListener('data', this.handleData)
+    this.body.removeListener('end', this.handleEnd)
+    this.body.removeListener('aborted', this.handleAborted)
+    this.body.removeListener('close', this.handleAborted)
+    this.body.removeListener('error', this.handleError)
   }
 
   private fail (err: HttpError): void {
@@ -81,7 +81,7 @@ export class WireCounter {
     // Security (CVE-2026-54288): the declared length is checked against the bytes counted, never trusted alone.
     // compat: with an encoding set (a developer error) the chunks are re-encoded strings, not the wire
     // bytes; body-parser reports the zlib error that follows, so no length verdict is given here.
-    if (this.expected !== null && this.received !== this.expected && this.req.readableEncoding === null) {
+    if (this.expected !== null && this.received !== this.expected && this.body.readableEncoding === null) {
       this.fail(errors.sizeMismatch(this.received, this.expected))
       return
     }

@@ -10,7 +10,7 @@ import bodykit from '../../src/index'
 import legacy from '../../src/legacy'
 import multer from '../../src/multer'
 import { readFileNameFallback } from '../../src/multipart/filename-fallback'
-import { field, form, listUploads, part, startMultipartServer, uploadDir, type Middleware, type Next } from './helpers'
+import { field, form, listUploads, openFds, part, settleFds, startMultipartServer, uploadDir, type Middleware, type Next } from './helpers'
 
 /** busboy's own Content-Disposition parser, the reference for the fallback's reading. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -117,8 +117,9 @@ for (const setup of SETUPS) {
       })
     }
 
-    it('refuses the form with a 400 naming the field when there is no plain filename (nothing left on disk)', async (t) => {
+    it('refuses the form with a 400 naming the field when there is no plain filename (nothing left on disk, descriptors back)', async (t) => {
       const { send, directory } = await serve(t, setup)
+      const baseline = openFds()
       for (const params of [`; filename*=${BAD_STAR}`, `; filename=""; filename*=${BAD_STAR}`]) {
         // A stored file before the part is removed with the refusal.
         const stored = part('Content-Disposition: form-data; name="doc"; filename="first.txt"\r\nContent-Type: text/plain', 'first')
@@ -132,6 +133,7 @@ for (const setup of SETUPS) {
         }
         assert.deepEqual(listUploads(directory), [])
       }
+      assert.equal(await settleFds(baseline), baseline)
     })
 
     it('a part without a name is refused as any part without one', async (t) => {

@@ -173,6 +173,14 @@ export function sizeMismatch (received: number, expected: number): createError.H
   }))
 }
 
+/** 400 when a Request's Content-Length is not a number of bytes (bodykit only: Node refuses such a request itself). */
+export function malformedContentLength (length: string): createError.HttpError {
+  return mark(createError(400, 'invalid content-length', {
+    length,
+    type: 'request.length.invalid'
+  }))
+}
+
 /** 400 when a multipart Content-Type has no usable boundary (none, empty, over 70 characters, or given twice). */
 export function invalidBoundary (): createError.HttpError {
   return mark(createError(400, 'missing or invalid multipart boundary', { type: 'multipart.boundary.invalid' }))

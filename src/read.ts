@@ -10,6 +10,7 @@ import { inflateExactly, type InflaterAtOnce } from './inflate'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
 import { hasBody, http2StreamOf } from './protocol'
 import { bodyStreamOf } from './sources/node'
+import { malformedWebLength } from './sources/web'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
 import { WireCounter, discardRest, parseLength } from './wire'
@@ -113,7 +114,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   variant.markRead(req)
 
   const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase()
-  const refusal = refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
+  const refusal = refuseMalformedLength(req) ?? refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
   if (refusal !== null) {
     refuse(settings.discard, req, body, res, next, refusal as HttpError)
     return
@@ -363,6 +364,15 @@ function checkBeforeReading (req: BodyRequest, body: Readable, limit: number): H
   if (body.readableEncoding !== null) return errors.streamEncodingSet()
   if (!body.readable) return errors.streamNotReadable()
   return null
+}
+
+/**
+ * A Content-Length that is not digits: Node's HTTP parser refuses such a request before any middleware runs; a
+ * Request comes from runtimes that may pass it on (Hono's bodyLimit skipped such a body), so it is refused here.
+ */
+function refuseMalformedLength (req: BodyRequest): HttpError | null {
+  const length = malformedWebLength(req)
+  return length === null ? null : errors.malformedContentLength(length)
 }
 
 /** Errors known from the headers alone, in body-parser's order for this variant. */

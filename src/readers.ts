@@ -9,7 +9,8 @@ import { multipartDefinition, type StreamParserDefinition } from './parsers/mult
 import { rawDefinition } from './parsers/raw'
 import { textDefinition } from './parsers/text'
 import { urlencodedDefinition } from './parsers/urlencoded'
-import type { MultipartResult, Reader } from './types'
+import { isWebBodyUsed, isWebRequest, viewOfWebRequest } from './sources/web'
+import type { MultipartResult, Reader, WebRequest } from './types'
 import { modern, type Variant } from './variants'
 
 /** The callback a reader passes to the pipeline as `next`: an error, or the parsed body (none when skipped). */
@@ -18,6 +19,8 @@ type ReadCallback = (err?: unknown, body?: unknown) => void
 // The default entry's behaviour, except that `req.body` is never touched: the body goes to the reader's callback.
 const untouched: Variant = {
   ...modern,
+  // A Request's body read by something else (`bodyUsed`, or a reader holding it) counts as already read.
+  isAlreadyRead: (req) => isWebBodyUsed(req) ?? modern.isAlreadyRead(req),
   prepareBody: () => {},
   // A request with nothing to parse resolves with `undefined`, so that is what a schema checks.
   currentBody: () => undefined,
@@ -25,7 +28,7 @@ const untouched: Variant = {
   deliverForm: (_req, next, fields, files) => { (next as ReadCallback)(null, { fields, files: files ?? [] }) }
 }
 
-type UntypedReader = (req: IncomingMessage, options?: AnyOptions) => Promise<unknown>
+type UntypedReader = (req: IncomingMessage | WebRequest, options?: AnyOptions) => Promise<unknown>
 
 /** One parser's reader: validated settings are cached per options object, so a shared object is validated once. */
 function createReader (definition: ParserDefinition | StreamParserDefinition): UntypedReader {
@@ -51,7 +54,8 @@ function createReader (definition: ParserDefinition | StreamParserDefinition): U
         if (err) reject(err)
         else resolve(body)
       }
-      readBody(settings, req, res, onRead)
+      // A Request is read through a view with a Node request's fields: the same pipeline, from another source.
+      readBody(settings, isWebRequest(req) ? viewOfWebRequest(req) as unknown as IncomingMessage : req, res, onRead)
     })
   }
 }

@@ -44,10 +44,28 @@ export type MiddlewareFor<S> = [S] extends [undefined] ? Middleware : StandardSc
 export type BodyFor<S, Body> = [S] extends [undefined] ? Body : StandardSchemaV1 extends S ? Body : SchemaOutput<S>
 
 /**
- * A reader of the promise API: resolves with the schema's output when `options.schema` is a schema the
- * compiler sees, else with `Body` (`undefined` when there is nothing to read).
+ * A Web-standard Fetch `Request` (Node's global, Bun's, Deno's, Cloudflare Workers'), described by what bodykit
+ * reads of it, so that no DOM library is needed: every runtime's `Request` is assignable to it.
  */
-export type Reader<Body, Options> = <S extends StandardSchemaV1 | undefined = undefined> (req: IncomingMessage, options?: WithSchema<Options, S> | null) => Promise<BodyFor<S, Body>>
+export interface WebRequest {
+  readonly method: string
+  readonly url: string
+  readonly headers: { get (name: string): string | null, forEach (callback: (value: string, name: string) => void): void }
+  readonly body: WebBodyStream | null
+  readonly bodyUsed: boolean
+}
+
+/** A `Request`'s body as bodykit reads it: a `ReadableStream` of bytes. */
+export interface WebBodyStream {
+  readonly locked: boolean
+  getReader (): { read (): Promise<{ done: boolean, value?: unknown }>, cancel (reason?: unknown): Promise<void> }
+}
+
+/**
+ * A reader of the promise API: reads a Node request or a Web `Request`, and resolves with the schema's output when
+ * `options.schema` is a schema the compiler sees, else with `Body` (`undefined` when there is nothing to read).
+ */
+export type Reader<Body, Options> = <S extends StandardSchemaV1 | undefined = undefined> (req: IncomingMessage | WebRequest, options?: WithSchema<Options, S> | null) => Promise<BodyFor<S, Body>>
 
 /** Options of `bodykit/legacy`'s deprecated generic parser: those of json, text and urlencoded (`type` is ignored). */
 export type GenericOptions = JsonOptions & TextOptions & LegacyUrlencodedOptions
@@ -114,6 +132,7 @@ export type BodyParserErrorType =
   | 'parameters.too.many'
   | 'querystring.parse.rangeError'
   | 'request.aborted'
+  | 'request.length.invalid'
   | 'request.size.invalid'
   | 'stream.encoding.set'
   | 'stream.not.readable'
@@ -172,6 +191,8 @@ export interface BodyParserErrorProperties {
   'querystring.parse.rangeError': { body: string }
   /** 400: the bytes received and the declared length (null without a Content-Length). */
   'request.aborted': { code: 'ECONNABORTED', expected: number | null, length: number | null, received: number }
+  /** 400 (a Web Request only): the Content-Length as it was sent. */
+  'request.length.invalid': { length: string }
   /** 400: the bytes received and the declared length. */
   'request.size.invalid': { expected: number, length: number, received: number }
   /** 500: no extra property. */

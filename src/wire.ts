@@ -9,6 +9,7 @@ import * as errors from './errors'
 import type { DiscardBudget } from './options'
 import { http2StreamOf } from './protocol'
 import { closableSocketOf, whenBodyFinished } from './sources/node'
+import { isWebRequestView } from './sources/web'
 
 /** A body that stops arriving for this long is given up on (nginx's `lingering_timeout`). */
 export const DISCARD_IDLE_MS = 5000
@@ -107,9 +108,16 @@ export class WireCounter {
  * Start it before the response is finished, or Node starts its own, unbounded, read-off. `body` is the stream
  * the body is read from: the request itself, or the stream fed by an event-only fake's events. A request
  * without a socket (a stream built by a test) has no connection to close: only the stream is read off or paused.
+ * A Request's body is cancelled instead.
  */
 export function discardRest (req: IncomingMessage, body: Readable, res: ServerResponse | undefined, budget: DiscardBudget, onSettled?: () => void): void {
   if (body.readableEnded || body.destroyed) {
+    if (onSettled) process.nextTick(onSettled)
+    return
+  }
+  if (isWebRequestView(req)) {
+    // A Request has no connection to keep usable: its body is cancelled, and the runtime stops reading the upload.
+    body.destroy()
     if (onSettled) process.nextTick(onSettled)
     return
   }

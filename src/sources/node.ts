@@ -4,15 +4,17 @@ import type { IncomingMessage } from 'http'
 import type { Socket } from 'net'
 import onFinished from 'on-finished'
 import { PassThrough, type Readable } from 'stream'
+import { webBodyStream } from './web'
 
 /**
  * The stream the pipeline reads a request's body from. A real request, a `PassThrough` or `Readable.from()`
  * with `headers` (as users' tests build them) is read itself. A request-like that is only an event emitter
  * (node-mocks-http's, whose `send()` emits 'data' and 'end') is read through a stream fed by its events, so
  * that piping, pausing and the read-off after an error work on it too; the request object itself is left as it is.
+ * A Request's body is read through a stream of Buffers made from it (sources/web.ts).
  */
 export function bodyStreamOf (req: IncomingMessage): Readable {
-  return isReadableStream(req) ? req : streamFromEvents(req)
+  return webBodyStream(req) ?? (isReadableStream(req) ? req : streamFromEvents(req))
 }
 
 function isReadableStream (req: IncomingMessage): boolean {

@@ -75,7 +75,9 @@ function streamOfWebBody (body: WebBodyStream | null): Readable {
     read () {
       reader.read().then(({ done, value }) => {
         if (done) this.push(null)
-        else this.push(asBuffer(value))
+        // push() makes a Buffer of a Uint8Array without a copy (the pipeline and busboy search Buffers); anything
+        // else is an error of the stream.
+        else this.push(value as Uint8Array)
       }).catch((err: unknown) => { this.destroy(err instanceof Error ? err : new Error(String(err))) })
     },
     destroy (err, callback) {
@@ -83,14 +85,6 @@ function streamOfWebBody (body: WebBodyStream | null): Readable {
       callback(err)
     }
   })
-}
-
-/** A chunk as a Buffer without a copy: the pipeline (and busboy) search Buffers, and a Uint8Array's indexOf looks for one byte. */
-function asBuffer (chunk: unknown): Buffer {
-  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
-  if (typeof chunk === 'string') return Buffer.from(chunk)
-  if (chunk instanceof ArrayBuffer) return Buffer.from(chunk)
-  throw new TypeError('a Request body chunk must be a Uint8Array')
 }
 
 function ignore (): void {}

@@ -1,0 +1,78 @@
+// The Web Request source against the Node stream it stands beside: the same drawn bodies read from a `Request` and from a
+// stream with `headers` give the same value or error, through every reader; the refusals a Request adds are pinned.
+import assert from 'node:assert/strict'
+import type { IncomingMessage } from 'node:http'
+import { PassThrough } from 'node:stream'
+import { describe, it } from 'node:test'
+import fc from 'fast-check'
+import { describeError, serialise } from '../differential/harness'
+import { readJson, readMultipart, readRaw, readText, readUrlencoded } from '../../src/index'
+import { drawn, encode, headersFor, split, type Drawn, type Kind } from '../sources/drawn-bodies'
+
+const RUNS = Number(process.env.WEB_REQUEST_RUNS ?? 400)
+
+type AnyReader = (req: IncomingMessage | Request, options: object) => Promise<unknown>
+const READERS: Record<Kind, AnyReader> = {
+  json: readJson as AnyReader,
+  text: readText as AnyReader,
+  raw: readRaw as AnyReader,
+  urlencoded: readUrlencoded as AnyReader,
+  multipart: readMultipart as AnyReader
+}
+
+function optionsFor (d: Drawn, limit: number): object {
+  if (d.kind === 'multipart') return { limit, files: { storage: 'memory' } }
+  return { limit, ...(d.kind === 'urlencoded' ? { extended: true } : {}) }
+}
+
+/** A Request whose body arrives in the drawn pieces, as a runtime streams an upload. */
+function webRequest (headers: Record<string, string>, chunks: Buffer[]): Request {
+  const queue = [...chunks]
+  const body = new ReadableStream<Uint8Array>({
+    pull (controller) {
+      const chunk = queue.shift()
+      if (chunk === undefined) controller.close()
+      else controller.enqueue(new Uint8Array(chunk))
+    }
+  })
+  return new Request('http://127.0.0.1/upload', { method: 'POST', headers, body, duplex: 'half' } as RequestInit)
+}
+
+function streamRequest (headers: Record<string, string>, chunks: Buffer[]): IncomingMessage {
+  const req = Object.assign(new PassThrough(), { method: 'POST', url: '/upload', headers })
+  setImmediate(() => { for (const chunk of chunks) req.write(chunk); req.end() })
+  return req as unknown as IncomingMessage
+}
+
+function settle (reading: Promise<unknown>): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined
+  const hang = new Promise((_resolve, reject) => { timer = setTimeout(() => { reject(new Error('hang: the reader did not settle')) }, 5000) })
+  return Promise.race([reading.then((value) => ({ value: serialise(value) }), (err: unknown) => ({ error: describeError(err) })), hang])
+    .finally(() => { clearTimeout(timer) })
+}
+
+describe('a Web Request is read as the same request from a Node stream', () => {
+  it(`gives the same value or error (${RUNS} drawn bodies: damaged, compressed, lengths wrong or absent, sizes around the limit)`, async () => {
+    const counts = { errors: 0, lengthRefused: 0 }
+    await fc.assert(fc.asyncProperty(drawn, async (d) => {
+      const wire = encode(d.payload, d.encoding)
+      const limit = Math.max(1, d.payload.length + d.limit)
+      const headers = headersFor(d, wire)
+      const chunks = split(wire, d.pieces)
+      const read = READERS[d.kind]
+      const fromRequest = await settle(read(webRequest(headers, chunks), optionsFor(d, limit))) as { error?: { type: unknown } }
+      if (d.length === 'not-a-number' && fromRequest.error?.type?.toString() !== 'string,charset.unsupported') {
+        // Node's HTTP parser refuses such a request before any reader sees it; a runtime may hand it on as a Request.
+        // Only a refusal known from the headers before it (the charset) comes first, as for the stream.
+        assert.deepEqual(fromRequest.error?.type, ['string', 'request.length.invalid'])
+        counts.lengthRefused++
+        return
+      }
+      const fromStream = await settle(read(streamRequest(headers, chunks), optionsFor(d, limit)))
+      if ('error' in (fromStream as object)) counts.errors++
+      assert.deepEqual(fromRequest, fromStream)
+    }), { numRuns: RUNS })
+    assert.ok(counts.errors > RUNS / 10 && counts.errors < RUNS, `errors in ${counts.errors} of ${RUNS}`)
+    assert.ok(counts.lengthRefused > 0)
+  })
+})

@@ -31,7 +31,7 @@ function countedBody (total: number, fill = 0x61): { body: ReadableStream<Uint8A
   return { body, pulled: () => pulled, cancelled: () => cancelled }
 }
 
-function post (headers: Record<string, string>, body: BodyInit | ReadableStream<Uint8Array> | null): Request {
+function post (headers: Record<string, string>, body: string | Uint8Array | ReadableStream<Uint8Array> | null): Request {
   return new Request('http://127.0.0.1/upload', { method: 'POST', headers, body, duplex: 'half' } as RequestInit)
 }
 

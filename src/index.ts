@@ -147,6 +147,10 @@ namespace bodykit {
   export type TypedMiddleware<Body> = Types.TypedMiddleware<Body>
   /** A reader of the promise API, typed by its options (with a `schema`, its output). */
   export type Reader<Body, Options> = Types.Reader<Body, Options>
+  /** A Web-standard Fetch `Request` as the readers take it (Node's, Bun's, Deno's, Cloudflare Workers'). */
+  export type WebRequest = Types.WebRequest
+  /** A `Request`'s body as the readers read it: a `ReadableStream` of bytes. */
+  export type WebBodyStream = Types.WebBodyStream
   /** What a factory returns for a schema of type `S` (`undefined`: none). */
   export type MiddlewareFor<S> = Types.MiddlewareFor<S>
   /** What the promise API takes besides a parser's options (`res`). */

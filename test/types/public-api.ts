@@ -151,6 +151,20 @@ async function readAll (req: IncomingMessage, res: ServerResponse): Promise<void
 }
 
 
+// A Web Request is read as a Node request is, with the same options and resolved types.
+async function readWeb (request: Request): Promise<void> {
+  const parsed: unknown = await readJson(request, { limit: '1mb' })
+  const bytes: Buffer | undefined = await readRaw(request)
+  const textBody: string | undefined = await readText(request, { defaultCharset: 'utf-8' })
+  const form: Record<string, unknown> | undefined = await readUrlencoded(request, { extended: true })
+  const upload = await bodykit.readMultipart(request, { files: { storage: 'memory' } })
+  const webRequest: bodykit.WebRequest = request
+  // @ts-expect-error a plain object is not a request
+  await readJson({ headers: {} })
+  void [parsed, bytes, textBody, form, upload?.files, webRequest]
+}
+void readWeb
+
 // The error guard narrows to a union discriminated by `type`; extra properties need narrowing first.
 declare const failure: unknown
 if (bodykit.isBodyParserError(failure)) {

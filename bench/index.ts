@@ -13,6 +13,7 @@ import { multipartSection } from './multipart'
 import { bodykitOptions } from './options'
 import { schema } from './schema'
 import { forms } from './urlencoded-scaling'
+import { web } from './web'
 import { writeChart } from './chart'
 import { markdownTable, textTable, toGrid, type BenchFile, type Context, type Section, type SectionResult } from './report'
 import { loadTargets } from './targets'
@@ -29,7 +30,8 @@ const sections: Record<string, Section> = {
   schema,
   clients,
   http2: http2Section,
-  multipart: multipartSection
+  multipart: multipartSection,
+  web
 }
 
 function parseArgs (argv: string[]): { only: string[], quick: boolean } {

@@ -10,7 +10,7 @@ import { inflateExactly, type InflaterAtOnce } from './inflate'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
 import { hasBody, http2StreamOf } from './protocol'
 import { bodyStreamOf } from './sources/node'
-import { malformedWebLength } from './sources/web'
+import { malformedWebLength, readWholeWebBody } from './sources/web'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
 import { WireCounter, discardRest, parseLength } from './wire'
@@ -136,14 +136,17 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     else readInflated(settings, req, body, res, next, contentEncoding, charset)
     return
   }
-  const options = { length: req.headers['content-length'], limit: settings.limit, encoding: null } as getRawBody.Options
-  getRawBody(body, options, function onBody (err: getRawBody.RawBodyError | null, bytes: Buffer) {
+  const onBody = (err: getRawBody.RawBodyError | Error | null, bytes?: Buffer): void => {
     if (err) {
       fail(settings.discard, req, body, res, next, err)
       return
     }
-    finish(settings, req, res, next, bytes, charset)
-  })
+    finish(settings, req, res, next, bytes as Buffer, charset)
+  }
+  // A Request is read with its own reader, with raw-body's limit and length rules (sources/web.ts).
+  if (readWholeWebBody(req, settings.limit, onBody)) return
+  const options = { length: req.headers['content-length'], limit: settings.limit, encoding: null } as getRawBody.Options
+  getRawBody(body, options, onBody)
 }
 
 /**

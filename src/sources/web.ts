@@ -1,6 +1,7 @@
 // A Web-standard `Request` as a request source: its headers as a Node request's, its body a stream made only when it is read and cancelled when it is refused.
 import type { IncomingHttpHeaders } from 'http'
 import { Readable } from 'stream'
+import * as errors from '../errors'
 import type { WebBodyStream, WebRequest } from '../types'
 
 /** Where a request view keeps its Request and, once made, the body stream read from it. */
@@ -70,9 +71,11 @@ export function webBodyStream (req: object): Readable | null {
 
 function streamOfWebBody (body: WebBodyStream | null): Readable {
   if (body === null) return Readable.from([])
-  const reader = body.getReader()
+  // The reader is taken at the first read: until then the body may still be read whole (readWholeWebBody).
+  let reader: ReturnType<WebBodyStream['getReader']> | null = null
   return new Readable({
     read () {
+      reader ??= body.getReader()
       reader.read().then(({ done, value }) => {
         if (done) this.push(null)
         // push() makes a Buffer of a Uint8Array without a copy (the pipeline and busboy search Buffers); anything
@@ -81,10 +84,58 @@ function streamOfWebBody (body: WebBodyStream | null): Readable {
       }).catch((err: unknown) => { this.destroy(err instanceof Error ? err : new Error(String(err))) })
     },
     destroy (err, callback) {
-      reader.cancel(err ?? undefined).catch(ignore)
+      // A body read whole holds its own reader, which cancels it on a refusal.
+      if (reader !== null) reader.cancel(err ?? undefined).catch(ignore)
+      else if (!body.locked) body.getReader().cancel(err ?? undefined).catch(ignore)
       callback(err)
     }
   })
+}
+
+/**
+ * Reads a Request's whole body with its own reader, as raw-body reads a stream with `limit` and the declared
+ * `length`: 413 at once for a declared length over the limit, 413 as soon as the bytes pass it, 400 when they
+ * differ from the declared length, the stream's own error otherwise; cancelled on every refusal. It skips the
+ * Node stream between the two (a third of the time of a small body). False for a request that is no view.
+ * test/web/request.test.ts proves it against a Node stream read by raw-body, over drawn bodies.
+ */
+export function readWholeWebBody (req: object, limit: number, callback: (err: Error | null, bytes?: Buffer) => void): boolean {
+  const source = sourceOf(req)
+  if (source === undefined || source.request.body === null) return false
+  const length = (req as WebRequestView).headers['content-length']
+  // Lengths that are not digits were refused before reading.
+  const declared = length === undefined ? null : Number(length)
+  const reader = source.request.body.getReader()
+  if (declared !== null && declared > limit) {
+    reader.cancel().catch(ignore)
+    process.nextTick(callback, errors.entityTooLarge(limit, 0, declared))
+    return true
+  }
+  const chunks: Buffer[] = []
+  let received = 0
+  const refuse = (err: Error): void => {
+    reader.cancel(err).catch(ignore)
+    process.nextTick(callback, err)
+  }
+  const pump = (): void => {
+    reader.read().then(({ done, value }) => {
+      if (done) {
+        if (declared !== null && received !== declared) refuse(errors.sizeMismatch(received, declared))
+        else process.nextTick(callback, null, Buffer.concat(chunks, received))
+        return
+      }
+      if (!(value instanceof Uint8Array)) throw new TypeError('a Request body chunk must be a Uint8Array')
+      received += value.byteLength
+      if (received > limit) {
+        refuse(errors.entityTooLarge(limit, received))
+        return
+      }
+      chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength))
+      pump()
+    }).catch((err: unknown) => { refuse(err instanceof Error ? err : new Error(String(err))) })
+  }
+  pump()
+  return true
 }
 
 function ignore (): void {}

@@ -1,12 +1,15 @@
 // Build step after tsc: keeps only the .d.ts files the entries reach, and checks they are self-contained.
 // A consumer compiling with skipLibCheck false reads every declaration an entry reaches, so those may import
 // nothing but Node's builtins (by their plain names, as the code requires them) and each other, and the modules besides the entries may declare types only.
+// bodykit/hono's declarations may also import its optional peer `hono`, which an app that imports that entry has; no other entry may reach them.
 import { readFileSync, readdirSync, rmSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import path from 'node:path'
 
 const dist = path.join(import.meta.dirname, '..', 'dist')
-const ENTRIES = ['index.d.ts', 'legacy.d.ts', 'multer.d.ts']
+const ENTRIES = ['index.d.ts', 'legacy.d.ts', 'multer.d.ts', 'hono.d.ts', 'hono.d.mts']
+/** The peer packages an entry's declarations (and those they reach) may import, by entry. */
+const PEERS = { 'hono.d.ts': ['hono'], 'hono.d.mts': ['hono'] }
 
 /** The module specifiers a declaration file imports or references. */
 function specifiersOf (text) {
@@ -18,28 +21,35 @@ function specifiersOf (text) {
   return found
 }
 
-const problems = []
+const problems = new Set()
 const reached = new Set()
-const pending = [...ENTRIES]
-while (pending.length > 0) {
-  const file = pending.pop()
-  if (reached.has(file)) continue
-  reached.add(file)
-  const text = readFileSync(path.join(dist, file), 'utf8')
-  if (!ENTRIES.includes(file) && /^(?:export )?declare (?:function|const|let|var|class|enum)\b/m.test(text)) {
-    problems.push(file + ' is reached from an entry but declares values: mark internal exports `/** @internal */` or move them out')
-  }
-  for (const specifier of specifiersOf(text)) {
-    if (builtinModules.includes(specifier)) continue
-    if (specifier.startsWith('./') || specifier.startsWith('../')) {
-      pending.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)).replace(/(\.js)?$/, '.d.ts'))
-      continue
+for (const entry of ENTRIES) {
+  const peers = PEERS[entry] ?? []
+  const seen = new Set()
+  const pending = [entry]
+  while (pending.length > 0) {
+    const file = pending.pop()
+    if (seen.has(file)) continue
+    seen.add(file)
+    reached.add(file)
+    const text = readFileSync(path.join(dist, file), 'utf8')
+    if (!ENTRIES.includes(file) && /^(?:export )?declare (?:function|const|let|var|class|enum)\b/m.test(text)) {
+      problems.add(file + ' is reached from an entry but declares values: mark internal exports `/** @internal */` or move them out')
     }
-    problems.push(file + ' imports "' + specifier + '", which a consumer may not have: only Node builtins and the public modules are allowed')
+    for (const specifier of specifiersOf(text)) {
+      if (builtinModules.includes(specifier)) continue
+      if (peers.some((peer) => specifier === peer || specifier.startsWith(peer + '/'))) continue
+      if (specifier.startsWith('./') || specifier.startsWith('../')) {
+        pending.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)).replace(/(\.js)?$/, '.d.ts'))
+        continue
+      }
+      problems.add(file + ' (reached from ' + entry + ') imports "' + specifier + '", which a consumer may not have: only Node builtins, the public modules' +
+        (peers.length > 0 ? ' and ' + peers.join(', ') : '') + ' are allowed')
+    }
   }
 }
-if (problems.length > 0) {
-  console.error('prune-declarations:\n  ' + problems.join('\n  '))
+if (problems.size > 0) {
+  console.error('prune-declarations:\n  ' + [...problems].join('\n  '))
   process.exit(1)
 }
 

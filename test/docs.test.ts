@@ -78,7 +78,8 @@ const BASE_OPTIONS: ts.CompilerOptions = {
   noEmit: true,
   baseUrl: root,
   // The examples import the package by name; they are checked against the sources, so no build is needed.
-  paths: { bodykit: ['src/index.ts'], 'bodykit/legacy': ['src/legacy.ts'], 'bodykit/multer': ['src/multer.ts'] }
+  // `hono` is mapped to the package: with `baseUrl` at the root, the repository's hono/ folder stub would shadow it.
+  paths: { bodykit: ['src/index.ts'], 'bodykit/legacy': ['src/legacy.ts'], 'bodykit/multer': ['src/multer.ts'], 'bodykit/hono': ['src/hono.ts'], hono: ['node_modules/hono'], 'hono/*': ['node_modules/hono/*'] }
 }
 
 // Parsed once for both programs (TypeScript's own libraries and @types are most of the work).

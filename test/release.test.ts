@@ -26,10 +26,13 @@ function workflow (name: string): Workflow {
 const runs = (job: Job): string[] => job.steps.flatMap((step) => step.run === undefined ? [] : [step.run])
 
 /** Files the tarball may hold: what `require`, `import` and TypeScript reach, and the package's own pages. */
-const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/, /^(legacy|multer)\/package\.json$/,
-  /^dist\/(index|legacy|multer|options|types)\.d\.ts$/, /^dist\/([a-z-]+\/)?[a-z-]+\.js$/]
-/** The tarball's budget (packed bytes): 80.5 kB on 2026-11-25; a change that passes it says why in its commit. */
-const PACKED_BUDGET = 96 * 1024
+const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/, /^(legacy|multer|hono)\/package\.json$/,
+  /^dist\/(index|legacy|multer|options|types|hono|hono\/adapter)\.d\.ts$/, /^dist\/hono\.(mjs|d\.mts)$/, /^dist\/([a-z-]+\/)?[a-z-]+\.js$/]
+/**
+ * The tarball's budget (packed bytes): 80.5 kB on 2026-11-25; 96.9 kB on 2026-11-26, of which bodykit/hono's two entries
+ * (CommonJS and ES module, each with its declarations) are 4.3 kB. A change that passes it says why in its commit.
+ */
+const PACKED_BUDGET = 104 * 1024
 
 describe('release machinery', () => {
   it('has workflows actionlint accepts', async () => {
@@ -82,7 +85,8 @@ describe('release machinery', () => {
     const [packed] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json'], { cwd: root, encoding: 'utf8' })) as Array<{ size: number, files: Array<{ path: string }> }>
     const paths = packed.files.map((file) => file.path)
     assert.deepEqual(paths.filter((file) => !ALLOWED.some((pattern) => pattern.test(file))), [])
-    for (const entry of ['dist/index.js', 'dist/legacy.js', 'dist/multer.js', 'dist/multer.d.ts', 'legacy/package.json', 'multer/package.json']) assert.ok(paths.includes(entry), entry)
+    for (const entry of ['dist/index.js', 'dist/legacy.js', 'dist/multer.js', 'dist/multer.d.ts', 'legacy/package.json', 'multer/package.json',
+      'dist/hono.js', 'dist/hono.mjs', 'dist/hono.d.ts', 'dist/hono.d.mts', 'hono/package.json']) assert.ok(paths.includes(entry), entry)
     assert.ok(packed.size <= PACKED_BUDGET, `the tarball is ${packed.size} bytes, over its budget of ${PACKED_BUDGET}`)
   })
 

@@ -116,6 +116,33 @@ describe('require(\'bodykit/multer\')', () => {
   })
 })
 
+describe('require(\'bodykit/hono\')', () => {
+  const { Hono } = require('hono')
+  const { HTTPException } = require('hono/http-exception')
+  const hono = require('bodykit/hono')
+
+  it('carries json, raw, text, urlencoded and multipart, and resolves to the built dist/hono.js', () => {
+    assert.deepEqual(Object.keys(hono).sort(), ['json', 'multipart', 'raw', 'text', 'urlencoded'])
+    assert.deepEqual(['json', 'multipart', 'raw', 'text', 'urlencoded'].map((name) => hono[name]().name), ['jsonParser', 'multipartParser', 'rawParser', 'textParser', 'urlencodedParser'])
+    assert.equal(require.resolve('bodykit/hono'), require('node:path').resolve(__dirname, '../../dist/hono.js'))
+  })
+
+  it('reads a body into c.req.valid(), and refuses one with the HTTPException class of require(\'hono/http-exception\')', async () => {
+    const app = new Hono()
+    app.post('/', hono.json({ limit: 20 }), (c) => c.json(c.req.valid('json')))
+    app.post('/form', hono.multipart({ files: true }), (c) => c.json({ form: c.req.valid('form'), files: c.var.files.map((file) => file.originalName) }))
+    app.onError((err, c) => c.json({ httpException: err instanceof HTTPException, type: err.cause.type }, err.status))
+    const post = (path, body, headers) => app.request(path, { method: 'POST', body, headers })
+    const ok = await post('/', '{"cjs":1}', { 'content-type': 'application/json' })
+    assert.deepEqual([ok.status, await ok.json()], [200, { cjs: 1 }])
+    const tooLarge = await post('/', JSON.stringify({ cjs: 'x'.repeat(30) }), { 'content-type': 'application/json' })
+    assert.deepEqual([tooLarge.status, await tooLarge.json()], [413, { httpException: true, type: 'entity.too.large' }])
+    const [contentType, body] = await encodeForm()
+    const form = await post('/form', body, { 'content-type': contentType })
+    assert.deepEqual([form.status, await form.json()], [200, { form: { title: 'from cjs' }, files: ['notes.txt'] }])
+  })
+})
+
 /** Runs one middleware on a server with a body that fails and returns what `isBodyParserError` said of the error. */
 async function guardSays (middleware, isBodyParserError, contentType, body) {
   let said
@@ -153,14 +180,15 @@ describe('isBodyParserError', () => {
 })
 
 describe('the exports map', () => {
-  it('lists only ".", "./legacy", "./multer" and "./package.json"', () => {
+  it('lists only ".", "./legacy", "./multer", "./hono" and "./package.json"', () => {
     const pkg = require('bodykit/package.json')
-    assert.deepEqual([pkg.name, Object.keys(pkg.exports)], ['bodykit', ['.', './legacy', './multer', './package.json']])
+    assert.deepEqual([pkg.name, Object.keys(pkg.exports)], ['bodykit', ['.', './legacy', './multer', './hono', './package.json']])
   })
 
   it('refuses deep requires with ERR_PACKAGE_PATH_NOT_EXPORTED', () => {
     for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/read', 'bodykit/dist/index.js', 'bodykit/dist/parsers/json.js', 'bodykit/src/index', 'bodykit/json', 'bodykit/lib/types/json',
-      'bodykit/dist/multer.js', 'bodykit/dist/multer', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/multer/index']) {
+      'bodykit/dist/multer.js', 'bodykit/dist/multer', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/multer/index',
+      'bodykit/dist/hono.js', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json']) {
       assert.throws(() => require(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
     }
   })

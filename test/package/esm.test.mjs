@@ -8,6 +8,10 @@ import legacy, * as legacyNamespace from 'bodykit/legacy'
 import { isBodyParserError as isLegacyError } from 'bodykit/legacy'
 import multer, * as multerNamespace from 'bodykit/multer'
 import { diskStorage, memoryStorage, MulterError } from 'bodykit/multer'
+import * as honoNamespace from 'bodykit/hono'
+import { json as honoJson, text as honoText } from 'bodykit/hono'
+import { Hono } from 'hono'
+import { HTTPException } from 'hono/http-exception'
 
 const GENERIC_SPLIT = 'The bodyParser() generic has been split into individual middleware to use instead.'
 
@@ -132,9 +136,33 @@ describe('import from \'bodykit/multer\'', () => {
   })
 })
 
+describe('import from \'bodykit/hono\'', () => {
+  it('gives json, raw, text, urlencoded and multipart as named exports, from the ES module build (dist/hono.mjs)', () => {
+    assert.deepEqual(Object.keys(honoNamespace).sort(), ['json', 'multipart', 'raw', 'text', 'urlencoded'])
+    assert.deepEqual([honoJson, honoText], [honoNamespace.json, honoNamespace.text])
+    assert.match(import.meta.resolve('bodykit/hono'), /\/dist\/hono\.mjs$/)
+  })
+
+  it('refuses a body with the HTTPException class an ES module app imports (instanceof holds in onError)', async () => {
+    const app = new Hono()
+    app.post('/', honoJson({ limit: 20 }), (c) => c.json(c.req.valid('json')))
+    app.post('/note', honoText(), (c) => c.text(c.var.body ?? 'nothing'))
+    app.onError((err, c) => c.json({ httpException: err instanceof HTTPException, type: err.cause.type, guard: isBodyParserError(err.cause) }, err.status))
+    const post = (path, body, headers) => app.request(path, { method: 'POST', body, headers })
+    const ok = await post('/', '{"esm":1}', { 'content-type': 'application/json' })
+    assert.deepEqual([ok.status, await ok.json()], [200, { esm: 1 }])
+    const refused = await post('/', '{"esm":', { 'content-type': 'application/json' })
+    assert.deepEqual([refused.status, await refused.json()], [400, { httpException: true, type: 'entity.parse.failed', guard: true }])
+    const note = await post('/note', 'caf\xe9', { 'content-type': 'text/plain; charset=utf-8' })
+    assert.deepEqual([note.status, await note.text()], [200, 'caf\xe9'])
+    const skipped = await post('/note', '{}', { 'content-type': 'application/json' })
+    assert.deepEqual([skipped.status, await skipped.text()], [200, 'nothing'])
+  })
+})
+
 describe('deep imports', () => {
   it('are refused with ERR_PACKAGE_PATH_NOT_EXPORTED', async () => {
-    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js', 'bodykit/dist/multer.js', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json']) {
+    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js', 'bodykit/dist/multer.js', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/dist/hono.mjs', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json']) {
       await assert.rejects(import(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
     }
   })

@@ -45,6 +45,8 @@ function describe (err: bodykit.BodyParserError): Record<string, unknown> {
       return { form: err.body.slice(0, 20) }
     case 'request.aborted':
       return { code: err.code, received: err.received, expected: err.expected }
+    case 'request.length.invalid':
+      return { length: err.length.trim() }
     case 'request.size.invalid':
       return { received: err.received, expected: err.expected, length: err.length }
     case 'stream.encoding.set':

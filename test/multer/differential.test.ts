@@ -277,13 +277,17 @@ describe('bodykit/multer against multer 2.x: generated forms, every API, storage
       let actual = await runOne(bodykitMulter as unknown as Multer, ourServer, ourCases, input, scenario, body)
       const differs = !oracleBody.equals(body)
       const reading = !differs ? null : await readWithBusboy(oracleBody, 'multipart/form-data; boundary=' + input.boundary, 10 * 1024 * 1024)
-      if (reading?.events.some((event) => event.kind === 'file' && event.filename === UNREADABLE_MARKER)) {
+      const unreadable = reading?.events.find((event) => event.kind === 'file' && event.filename === UNREADABLE_MARKER)
+      if (unreadable !== undefined) {
         // A part with an unreadable filename* and nothing to fall back on was reached: refused with a 400, unless
-        // multer's own answer was an error before it; nothing is left on disk either way.
+        // multer's own answer was an error before it; nothing is left on disk either way. Such a part without a
+        // name is refused as every nameless part (MISSING_FIELD_NAME) when its header is read, before busboy would
+        // count it as a file (so a `files` limit it would have crossed is not what is reported).
         unreadableRefused++
         assert.ok(actual.error !== null, 'accepted a part with an unreadable filename* and no filename')
-        if (!/^Malformed filename\* in field "/.test(String(actual.error.message))) assert.deepStrictEqual(actual.error, expected.error)
-        else assert.equal(actual.error.class, 'Error')
+        const namelessRefused = unreadable.name === undefined && actual.error.code === 'MISSING_FIELD_NAME'
+        if (/^Malformed filename\* in field "/.test(String(actual.error.message))) assert.equal(actual.error.class, 'Error')
+        else if (!namelessRefused) assert.deepStrictEqual(actual.error, expected.error)
         assert.equal(actual.onDisk, 0)
         return
       }

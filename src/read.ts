@@ -10,7 +10,7 @@ import { inflateExactly, type InflaterAtOnce } from './inflate'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
 import { hasBody, http2StreamOf } from './protocol'
 import { bodyStreamOf } from './sources/node'
-import { malformedWebLength, readWholeWebBody } from './sources/web'
+import { claimWebBody, malformedWebLength, readWholeWebBody } from './sources/web'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
 import { WireCounter, discardRest, parseLength } from './wire'
@@ -100,14 +100,16 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     passBody(settings, req, res, next, true)
     return
   }
-  // The stream the body is read from: the request itself, unless it is an event-only fake (node-mocks-http's).
-  const body = bodyStreamOf(req)
+  // The stream the body is read from: the request itself, unless it is an event-only fake (node-mocks-http's). Made
+  // when first needed: a Request read whole never needs its stream (making one is a tenth of a small body's time).
+  let stream: Readable | null = null
+  const body = (): Readable => (stream ??= bodyStreamOf(req))
 
   let charset: string | null = null
   if (settings.acceptsCharset !== null) {
     charset = contentType.charset || settings.defaultCharset
     if (!settings.acceptsCharset(charset)) {
-      refuse(settings.discard, req, body, res, next, errors.unsupportedCharset(charset))
+      refuse(settings.discard, req, body(), res, next, errors.unsupportedCharset(charset))
       return
     }
   }
@@ -116,29 +118,35 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase()
   const refusal = refuseMalformedLength(req) ?? refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
   if (refusal !== null) {
-    refuse(settings.discard, req, body, res, next, refusal as HttpError)
+    refuse(settings.discard, req, body(), res, next, refusal as HttpError)
+    return
+  }
+  // A Request's body that another reader holds is theirs, as one already read; known once its reader is asked for.
+  if (claimWebBody(req) === false) {
+    if (debug.enabled) debug('body already parsed')
+    passBody(settings, req, res, next, false)
     return
   }
 
   if (charset !== null && !variant.knowsCharset(charset)) {
     // body-parser learns this only when raw-body builds its decoder, so raw-body's own checks come first.
-    const stateError = contentEncoding === 'identity' ? checkBeforeReading(req, body, settings.limit) : null
-    process.nextTick(fail, settings.discard, req, body, res, next, stateError ?? errors.unsupportedCharset(charset.toLowerCase()))
+    const stateError = contentEncoding === 'identity' ? checkBeforeReading(req, body(), settings.limit) : null
+    process.nextTick(fail, settings.discard, req, body(), res, next, stateError ?? errors.unsupportedCharset(charset.toLowerCase()))
     return
   }
   if (settings.stage !== null) {
-    readStreaming(settings, settings.stage, req, body, res, next, contentEncoding)
+    readStreaming(settings, settings.stage, req, body(), res, next, contentEncoding)
     return
   }
   if (contentEncoding !== 'identity') {
     const inflater = settings.inflatersAtOnce.get(contentEncoding)
-    if (inflater !== undefined && isUntouched(body)) readThenInflate(settings, req, body, res, next, contentEncoding, inflater, charset)
-    else readInflated(settings, req, body, res, next, contentEncoding, charset)
+    if (inflater !== undefined && isUntouched(body())) readThenInflate(settings, req, body(), res, next, contentEncoding, inflater, charset)
+    else readInflated(settings, req, body(), res, next, contentEncoding, charset)
     return
   }
   const onBody = (err: getRawBody.RawBodyError | Error | null, bytes?: Buffer): void => {
     if (err) {
-      fail(settings.discard, req, body, res, next, err)
+      fail(settings.discard, req, body(), res, next, err)
       return
     }
     finish(settings, req, res, next, bytes as Buffer, charset)
@@ -146,7 +154,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   // A Request is read with its own reader, with raw-body's limit and length rules (sources/web.ts).
   if (readWholeWebBody(req, settings.limit, onBody)) return
   const options = { length: req.headers['content-length'], limit: settings.limit, encoding: null } as getRawBody.Options
-  getRawBody(body, options, onBody)
+  getRawBody(body(), options, onBody)
 }
 
 /**

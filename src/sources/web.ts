@@ -7,7 +7,10 @@ import type { WebBodyStream, WebRequest } from '../types'
 /** Where a request view keeps its Request and, once made, the body stream read from it. */
 const SOURCE = Symbol('bodykit.webRequest')
 
-interface WebSource { readonly request: WebRequest, body: Readable | null }
+type WebBodyReader = ReturnType<WebBodyStream['getReader']>
+
+/** A Request, the reader the pipeline took of its body (claimWebBody) and the Node stream made of it, each once. */
+interface WebSource { readonly request: WebRequest, reader: WebBodyReader | null, body: Readable | null }
 
 /** What the pipeline reads of a Request: a Node request's fields, and the Request itself. */
 export interface WebRequestView {
@@ -22,15 +25,29 @@ export interface WebRequestView {
 /** Whether a value is a Fetch Request (and not a Node request, which has no `bodyUsed`). */
 export function isWebRequest (value: unknown): value is WebRequest {
   if (value === null || typeof value !== 'object') return false
+  // `in`, not the getter: undici's bodyUsed costs a microsecond, a tenth of reading a small body.
   const candidate = value as Partial<WebRequest>
-  return typeof candidate.bodyUsed === 'boolean' && typeof candidate.headers?.get === 'function' && 'body' in candidate
+  return 'bodyUsed' in candidate && 'body' in candidate && typeof candidate.headers?.get === 'function'
 }
 
 /** A Request as the pipeline reads a request: lower-case headers in a plain object; its body untouched until read. */
 export function viewOfWebRequest (request: WebRequest): WebRequestView {
   const headers: IncomingHttpHeaders = {}
   request.headers.forEach((value, name) => { headers[name.toLowerCase()] = value })
-  return { method: request.method, url: request.url, headers, httpVersionMajor: 1, httpVersionMinor: 1, [SOURCE]: { request, body: null } }
+  return new RequestView(request, headers)
+}
+
+/** The view's fields; `method` and `url` are asked of the Request only when read (by a `type` or `verify` function: undici serializes the URL anew). */
+class RequestView implements WebRequestView {
+  readonly httpVersionMajor = 1
+  readonly httpVersionMinor = 1
+  readonly [SOURCE]: WebSource
+  constructor (request: WebRequest, readonly headers: IncomingHttpHeaders) {
+    this[SOURCE] = { request, reader: null, body: null }
+  }
+
+  get method (): string { return this[SOURCE].request.method }
+  get url (): string { return this[SOURCE].request.url }
 }
 
 function sourceOf (req: object): WebSource | undefined {
@@ -51,11 +68,32 @@ export function webRequestHasBody (req: object): boolean | null {
   return source === undefined ? null : source.request.body !== null
 }
 
-/** Whether a Request's body was read (or is being read) by something else: null for a request that is no view. */
+/**
+ * Whether a Request's body was read by something else (`bodyUsed`): null for a request that is no view. A body that
+ * another reader holds but has not read yet is found later, by claimWebBody.
+ */
 export function isWebBodyUsed (req: object): boolean | null {
   const source = sourceOf(req)
   if (source === undefined) return null
-  return source.body === null && (source.request.bodyUsed || source.request.body?.locked === true)
+  return source.body === null && source.request.bodyUsed
+}
+
+/**
+ * Takes the reader of a Request's body once the pipeline is set to read it: false when another reader holds the
+ * body (it is theirs, as a body already read is), true when taken, null for a request that is no view. The lock
+ * is learnt from getReader() itself: in Node 20 each getter of a Request's stream costs as much as a small body's
+ * whole parse (every stream has its own hidden class), so `locked` is not asked first.
+ */
+export function claimWebBody (req: object): boolean | null {
+  const source = sourceOf(req)
+  if (source === undefined || source.request.body === null) return null
+  if (source.reader !== null) return true
+  try {
+    source.reader = source.request.body.getReader()
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -65,18 +103,18 @@ export function isWebBodyUsed (req: object): boolean | null {
 export function webBodyStream (req: object): Readable | null {
   const source = sourceOf(req)
   if (source === undefined) return null
-  if (source.body === null) source.body = streamOfWebBody(source.request.body)
+  if (source.body === null) source.body = streamOfWebBody(source)
   return source.body
 }
 
-function streamOfWebBody (body: WebBodyStream | null): Readable {
+function streamOfWebBody (source: WebSource): Readable {
+  const { body } = source.request
   if (body === null) return Readable.from([])
-  // The reader is taken at the first read: until then the body may still be read whole (readWholeWebBody).
-  let reader: ReturnType<WebBodyStream['getReader']> | null = null
   return new Readable({
     read () {
-      reader ??= body.getReader()
-      reader.read().then(({ done, value }) => {
+      // Claimed before reading (claimWebBody); a stream made only to be refused takes its reader here.
+      source.reader ??= body.getReader()
+      source.reader.read().then(({ done, value }) => {
         if (done) this.push(null)
         // push() makes a Buffer of a Uint8Array without a copy (the pipeline and busboy search Buffers); anything
         // else is an error of the stream.
@@ -84,8 +122,9 @@ function streamOfWebBody (body: WebBodyStream | null): Readable {
       }).catch((err: unknown) => { this.destroy(err instanceof Error ? err : new Error(String(err))) })
     },
     destroy (err, callback) {
-      // A body read whole holds its own reader, which cancels it on a refusal.
-      if (reader !== null) reader.cancel(err ?? undefined).catch(ignore)
+      // A refused body is cancelled: through the pipeline's reader, or a new one when the body is still free (one
+      // that another reader holds is theirs).
+      if (source.reader !== null) source.reader.cancel(err ?? undefined).catch(ignore)
       else if (!body.locked) body.getReader().cancel(err ?? undefined).catch(ignore)
       callback(err)
     }
@@ -96,32 +135,34 @@ function streamOfWebBody (body: WebBodyStream | null): Readable {
  * Reads a Request's whole body with its own reader, as raw-body reads a stream with `limit` and the declared
  * `length`: 413 at once for a declared length over the limit, 413 as soon as the bytes pass it, 400 when they
  * differ from the declared length, the stream's own error otherwise; cancelled on every refusal. It skips the
- * Node stream between the two (a third of the time of a small body). False for a request that is no view.
+ * Node stream between the two (a third of the time of a small body). False unless the request is a view whose body
+ * the pipeline claimed.
  * test/web/request.test.ts proves it against a Node stream read by raw-body, over drawn bodies.
  */
 export function readWholeWebBody (req: object, limit: number, callback: (err: Error | null, bytes?: Buffer) => void): boolean {
   const source = sourceOf(req)
-  if (source === undefined || source.request.body === null) return false
+  if (source === undefined || source.reader === null) return false
   const length = (req as WebRequestView).headers['content-length']
   // Lengths that are not digits were refused before reading.
   const declared = length === undefined ? null : Number(length)
-  const reader = source.request.body.getReader()
+  const { reader } = source
   if (declared !== null && declared > limit) {
     reader.cancel().catch(ignore)
     process.nextTick(callback, errors.entityTooLarge(limit, 0, declared))
     return true
   }
-  const chunks: Buffer[] = []
+  const chunks: Uint8Array[] = []
   let received = 0
   const refuse = (err: Error): void => {
     reader.cancel(err).catch(ignore)
-    process.nextTick(callback, err)
+    queueMicrotask(() => { callback(err) })
   }
   const pump = (): void => {
     reader.read().then(({ done, value }) => {
       if (done) {
         if (declared !== null && received !== declared) refuse(errors.sizeMismatch(received, declared))
-        else process.nextTick(callback, null, Buffer.concat(chunks, received))
+        // Called outside the promise, so that a throw from the callback is not taken for a read error.
+        else queueMicrotask(() => { callback(null, Buffer.concat(chunks, received)) })
         return
       }
       if (!(value instanceof Uint8Array)) throw new TypeError('a Request body chunk must be a Uint8Array')
@@ -130,7 +171,8 @@ export function readWholeWebBody (req: object, limit: number, callback: (err: Er
         refuse(errors.entityTooLarge(limit, received))
         return
       }
-      chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength))
+      // Kept as they came: Buffer.concat copies them once; a view of each would ask JavaScriptCore (Bun) for its `buffer`, which it makes on demand.
+      chunks.push(value)
       pump()
     }).catch((err: unknown) => { refuse(err instanceof Error ? err : new Error(String(err))) })
   }

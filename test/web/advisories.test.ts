@@ -135,4 +135,34 @@ describe('Web Request bodies: decided before reading, bounded while reading, can
     assert.equal(await other.text(), 'a,b')
     assert.equal(await readJson(new Request('http://127.0.0.1/', { method: 'GET', headers: { 'content-type': 'application/json' } })), undefined)
   })
+
+  it('a body another reader holds is theirs: nothing read, nothing cancelled, whichever way it would be read', async () => {
+    const form = '--b\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--b--\r\n'
+    const cases: Array<[string, (request: Request) => Promise<unknown>, Record<string, string>, string | Uint8Array]> = [
+      ['json, read whole', readJson, { 'content-type': 'application/json' }, '{"a":1}'],
+      ['json, gzip (streamed)', readJson, { 'content-type': 'application/json', 'content-encoding': 'gzip' }, zlib.gzipSync('{"a":1}')],
+      ['multipart (streamed)', readMultipart, { 'content-type': 'multipart/form-data; boundary=b' }, form]
+    ]
+    for (const [name, read, headers, body] of cases) {
+      const held = post(headers, body)
+      const reader = (held.body as ReadableStream<Uint8Array>).getReader()
+      assert.equal(await read(held), undefined, name)
+      // The holder still reads the whole body: bodykit neither read nor cancelled it.
+      const chunks: Uint8Array[] = []
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) chunks.push(chunk.value)
+      assert.deepEqual(Buffer.concat(chunks), Buffer.from(body), name)
+    }
+    const cancelled = post({ 'content-type': 'application/json' }, '{"a":1}')
+    await (cancelled.body as ReadableStream<Uint8Array>).cancel()
+    assert.equal(await readJson(cancelled), undefined)
+  })
+
+  it('a held body is still refused for what its headers say, and left to its holder', async () => {
+    const held = post({ 'content-type': 'application/json; charset=koi8-r' }, '{"a":1}')
+    const reader = (held.body as ReadableStream<Uint8Array>).getReader()
+    const err = await refusal(readJson(held))
+    assert.deepEqual([err.status, err.type], [415, 'charset.unsupported'])
+    await settled()
+    assert.equal(Buffer.from((await reader.read()).value as Uint8Array).toString(), '{"a":1}')
+  })
 })

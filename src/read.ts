@@ -10,7 +10,7 @@ import { inflateExactly, type InflaterAtOnce } from './inflate'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
 import { hasBody, http2StreamOf } from './protocol'
 import { bodyStreamOf } from './sources/node'
-import { claimWebBody, malformedWebLength, readWholeWebBody } from './sources/web'
+import { claimWebBody, headerOf, malformedWebLength, readWholeWebBody } from './sources/web'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
 import { WireCounter, discardRest, parseLength } from './wire'
@@ -94,7 +94,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     return
   }
   // Read once (cached per header text) for both the type match and the charset.
-  const contentType = variant.readContentType(req.headers['content-type'])
+  const contentType = variant.readContentType(headerOf(req, 'content-type'))
   if (!settings.shouldParse(req, contentType)) {
     if (debug.enabled) debug('skip parsing')
     passBody(settings, req, res, next, true)
@@ -115,7 +115,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   }
   variant.markRead(req)
 
-  const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase()
+  const contentEncoding = (headerOf(req, 'content-encoding') || 'identity').toLowerCase()
   const refusal = refuseMalformedLength(req) ?? refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
   if (refusal !== null) {
     refuse(settings.discard, req, body(), res, next, refusal as HttpError)
@@ -153,7 +153,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   }
   // A Request is read with its own reader, with raw-body's limit and length rules (sources/web.ts).
   if (readWholeWebBody(req, settings.limit, onBody)) return
-  const options = { length: req.headers['content-length'], limit: settings.limit, encoding: null } as getRawBody.Options
+  const options = { length: headerOf(req, 'content-length'), limit: settings.limit, encoding: null } as getRawBody.Options
   getRawBody(body(), options, onBody)
 }
 
@@ -166,7 +166,7 @@ function readThenInflate (settings: ReadSettings, req: BodyRequest, body: Readab
   contentEncoding: string, inflater: InflaterAtOnce, charset: string | null): void {
   const { limit, debug } = settings
   if (debug.enabled) debug('inflate %s body at once', contentEncoding)
-  const options = { length: req.headers['content-length'], limit, encoding: null } as getRawBody.Options
+  const options = { length: headerOf(req, 'content-length'), limit, encoding: null } as getRawBody.Options
   // The pieces as they arrived: a damaged body is inflated again as body-parser's stream saw it.
   const pieces: number[] = []
   const countPiece = (chunk: Buffer): void => { pieces.push(chunk.length) }
@@ -202,7 +202,7 @@ function isUntouched (body: Readable): boolean {
 function readInflated (settings: ReadSettings, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction,
   contentEncoding: string, charset: string | null): void {
   const { limit, debug } = settings
-  const declared = parseLength(req.headers['content-length'])
+  const declared = parseLength(headerOf(req, 'content-length'))
   if (declared !== null && declared > limit) {
     // Security (issue 5): the wire size counts too, so an announced oversize body is refused before inflating.
     process.nextTick(fail, settings.discard, req, body, res, next, errors.entityTooLarge(limit, 0, declared))
@@ -259,7 +259,7 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyReque
     return
   }
   if (debug.enabled) debug('read body as a stream')
-  const declared = parseLength(req.headers['content-length'])
+  const declared = parseLength(headerOf(req, 'content-length'))
   const inflater = contentEncoding === 'identity' ? null : (settings.variant.decompressors.get(contentEncoding) as () => Transform)()
   let settled = false
   let result: StageResult | null = null
@@ -308,7 +308,7 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyReque
 /** A small body: read whole by raw-body (limit, length, aborts, as for the other parsers), then given to the stage at once. */
 function readWhole (settings: ReadSettings, stage: BodyStage, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction): void {
   if (settings.debug.enabled) settings.debug('read small body whole')
-  const options = { length: req.headers['content-length'], limit: settings.limit, encoding: null } as getRawBody.Options
+  const options = { length: headerOf(req, 'content-length'), limit: settings.limit, encoding: null } as getRawBody.Options
   getRawBody(body, options, function onBody (err: getRawBody.RawBodyError | null, bytes: Buffer) {
     if (err) {
       fail(settings.discard, req, body, res, next, err)
@@ -370,7 +370,7 @@ function report (budget: DiscardBudget, req: BodyRequest, body: Readable, res: S
 
 /** raw-body's checks before it reads: the declared length against `limit`, then the stream's state. */
 function checkBeforeReading (req: BodyRequest, body: Readable, limit: number): HttpError | null {
-  const declared = parseLength(req.headers['content-length'])
+  const declared = parseLength(headerOf(req, 'content-length'))
   if (declared !== null && declared > limit) return errors.entityTooLarge(limit, 0, declared)
   if (body.readableEncoding !== null) return errors.streamEncodingSet()
   if (!body.readable) return errors.streamNotReadable()

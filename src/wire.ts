@@ -9,7 +9,7 @@ import * as errors from './errors'
 import type { DiscardBudget } from './options'
 import { http2StreamOf } from './protocol'
 import { closableSocketOf, whenBodyFinished } from './sources/node'
-import { isWebRequestView } from './sources/web'
+import { headerOf, isWebRequestView } from './sources/web'
 
 /** A body that stops arriving for this long is given up on (nginx's `lingering_timeout`). */
 export const DISCARD_IDLE_MS = 5000
@@ -127,7 +127,7 @@ export function discardRest (req: IncomingMessage, body: Readable, res: ServerRe
   // still uploading can then lose the response. Node closes a `Connection: close` response's socket with
   // destroySoon() right after the response; on this socket that becomes a half-close and a grace period.
   if (socket !== null) socket.destroySoon = lingerThenDestroy
-  const declared = parseLength(req.headers['content-length'])
+  const declared = parseLength(headerOf(req, 'content-length'))
   // A client that reads only after its upload cannot be served anyway: reading any of it would be wasted.
   if (!req.complete && declared !== null && declared > budget.bytes) {
     stopReading(req, body, res, socket, stream)

@@ -1,6 +1,7 @@
 // The fast path for small forms as browsers, curl and fetch write them: parts found with Buffer.indexOf and read
 // in one pass, or null for anything else, which busboy then reads (test/multipart/fuzz.test.ts proves them equal).
 import type { BodyRequest } from '../variants'
+import { headerOf } from '../sources/web'
 
 /** What a canonical part's headers say, as busboy would report it. */
 export interface PartHeaders {
@@ -194,8 +195,8 @@ const FAST_PATH_MAX_BYTES = 64 * 1024
 
 /** Whether a request's body is small enough to be read whole and tried on the fast path. */
 export function isSmallBody (req: BodyRequest, limit: number): boolean {
-  const length = req.headers['content-length']
-  if (length === undefined || req.headers['transfer-encoding'] !== undefined) return false
+  const length = headerOf(req, 'content-length')
+  if (length === undefined || headerOf(req, 'transfer-encoding') !== undefined) return false
   const declared = Number(length)
   return Number.isInteger(declared) && declared <= FAST_PATH_MAX_BYTES && declared <= limit
 }

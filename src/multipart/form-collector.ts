@@ -11,6 +11,7 @@ import { isResponse } from '../wire'
 import type { FieldAssembler, FormField } from './fields'
 import type { ParserConfig, PartCollector } from './part-collector'
 import { readBoundary, UNDECLARED_AS_BYTES, type FormPolicy } from './part-reader'
+import { headerOf } from '../sources/web'
 import type { MultipartSettings } from './settings'
 import { removeAll, storeInMemory, storeOnDisk, type FileInfo, type StoredFile } from './sinks'
 
@@ -30,7 +31,7 @@ export function createFormPolicy (settings: MultipartSettings, assembleFields: F
   }
   return {
     check (req) {
-      return readBoundary(req.headers['content-type'] ?? '') === null ? errors.invalidBoundary() : null
+      return readBoundary(headerOf(req, 'content-type') ?? '') === null ? errors.invalidBoundary() : null
     },
     fastPath: true,
     begin: (_req, res, done) => ({ config, collector: createCollector(settings, assembleFields, res, done) })

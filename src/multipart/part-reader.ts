@@ -8,6 +8,7 @@ import { parse as parseContentType } from 'content-type'
 import type { HttpError } from 'http-errors'
 import type { BodyStage, StageAbort, StageResult } from '../read'
 import type { BodyRequest } from '../variants'
+import { headerOf } from '../sources/web'
 import { isSmallBody, readCanonicalForm, readsLikeBusboy, type CanonicalPart, type NameReading } from './canonical-form'
 import { readCanonicalStream, type UsedCounts } from './canonical-stream'
 import { fallBackFromUnreadableFileNames } from './filename-fallback'
@@ -83,7 +84,7 @@ export function createMultipartStage (policy: FormPolicy): BodyStage {
         return (callback) => { process.nextTick(callback) }
       }
       const { config, collector } = reading
-      const form = policy.fastPath ? readsLikeBusboy(req.headers['content-type'] as string, config, UNDECLARED_AS_BYTES) : null
+      const form = policy.fastPath ? readsLikeBusboy(headerOf(req, 'content-type') as string, config, UNDECLARED_AS_BYTES) : null
       if (!Buffer.isBuffer(input)) {
         if (form === null) return readWithBusboy(config, collector, input, req)
         return readCanonicalStream(input, form, config, collector, (pieces, used, empty, readingOn) =>
@@ -129,7 +130,7 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
     parser = busboy({
       ...config,
       ...(undeclared === null ? {} : { defCharset: undeclared as unknown as string }),
-      headers: { 'content-type': req.headers['content-type'] as string }
+      headers: { 'content-type': headerOf(req, 'content-type') as string }
     })
   } catch (err) {
     // busboy's own reading of the Content-Type found no boundary where the policy's check did.

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { describeError, serialise } from '../differential/harness'
 import { readJson, readMultipart, readRaw, readText, readUrlencoded } from '../../src/index'
+import { headerOf, viewOfWebRequest } from '../../src/sources/web'
 import { drawn, encode, headersFor, split, type Drawn, type Kind } from '../sources/drawn-bodies'
 
 const RUNS = Number(process.env.WEB_REQUEST_RUNS ?? 400)
@@ -76,5 +77,44 @@ describe('a Web Request is read as the same request from a Node stream', () => {
     }), { numRuns: RUNS })
     assert.ok(counts.errors > RUNS / 10 && counts.errors < RUNS, `errors in ${counts.errors} of ${RUNS}`)
     assert.ok(counts.lengthRefused > 0)
+  })
+})
+
+describe('the view a Request is read through', () => {
+  const PIPELINE_HEADERS = ['content-type', 'content-length', 'content-encoding', 'transfer-encoding']
+  const name = fc.oneof(
+    fc.constantFrom(...PIPELINE_HEADERS, 'x-signature', 'accept'),
+    fc.stringMatching(/^[a-z][a-z0-9-]{0,12}$/)
+  ).chain((lower) => fc.array(fc.boolean(), { minLength: lower.length, maxLength: lower.length })
+    .map((upper) => [...lower].map((c, i) => upper[i] ? c.toUpperCase() : c).join('')))
+  const value = fc.stringMatching(/^[\x21-\x7e]([\x20-\x7e]{0,20}[\x21-\x7e])?$/)
+
+  it(`asks the Request for each header the pipeline reads, with the answer of the copy a function gets (${RUNS} drawn header lists)`, () => {
+    fc.assert(fc.property(fc.array(fc.tuple(name, value), { maxLength: 8 }), (pairs) => {
+      const headers = new Headers()
+      for (const [n, v] of pairs) headers.append(n, v)
+      const asked = PIPELINE_HEADERS.map((n) => headerOf(viewOfWebRequest(new Request('http://127.0.0.1/', { method: 'POST', headers })), n))
+      const view = viewOfWebRequest(new Request('http://127.0.0.1/', { method: 'POST', headers }))
+      const copy = PIPELINE_HEADERS.map((n) => view.headers[n])
+      assert.deepEqual(asked, copy)
+      // Once copied, the copy is what the pipeline reads, so a function that changed it is heard.
+      view.headers['content-type'] = 'text/x-changed'
+      assert.equal(headerOf(view, 'content-type'), 'text/x-changed')
+    }), { numRuns: RUNS })
+  })
+
+  it('a type or verify function gets every header, the method and the url, as from a Node request', async () => {
+    const seen: unknown[] = []
+    const request = new Request('http://127.0.0.1/hook?x=1', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Signature': 'sha256=abc', Accept: 'a', 'accept-language': 'fr' },
+      body: '{"a":1}'
+    })
+    const body = await readJson(request, {
+      type: (req: IncomingMessage) => { seen.push(req.headers['x-signature'], req.method); return true },
+      verify: (req: IncomingMessage) => { seen.push(Object.keys(req.headers).sort(), req.url) }
+    })
+    assert.deepEqual(body, { a: 1 })
+    assert.deepEqual(seen, ['sha256=abc', 'POST', ['accept', 'accept-language', 'content-type', 'x-signature'], 'http://127.0.0.1/hook?x=1'])
   })
 })

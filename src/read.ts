@@ -135,7 +135,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     return
   }
   if (settings.stage !== null) {
-    readStreaming(settings, settings.stage, req, body(), res, next, contentEncoding)
+    readStreaming(settings, settings.stage, req, body, res, next, contentEncoding)
     return
   }
   if (contentEncoding !== 'identity') {
@@ -246,15 +246,19 @@ function readInflated (settings: ReadSettings, req: BodyRequest, body: Readable,
  * against `limit` on the wire and after inflation, and the stage's result is handed on once both the stage and
  * the request have ended. Any failure stops the stage and removes what it stored before it is reported.
  */
-function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction,
+function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyRequest, bodyStream: () => Readable, res: ServerResponse, next: NextFunction,
   contentEncoding: string): void {
   const { limit, debug } = settings
+  const whole = contentEncoding === 'identity' && stage.readsWhole(req, limit)
+  // A Request is read whole with its own reader, under raw-body's rules (sources/web.ts), without a Node stream.
+  if (whole && readWholeWebBody(req, limit, (err, bytes) => { startWhole(settings, stage, req, bodyStream, res, next, err, bytes) })) return
+  const body = bodyStream()
   const stateError = checkBeforeReading(req, body, limit)
   if (stateError !== null) {
     process.nextTick(fail, settings.discard, req, body, res, next, stateError)
     return
   }
-  if (contentEncoding === 'identity' && stage.readsWhole(req, limit) && isUntouched(body)) {
+  if (whole && isUntouched(body)) {
     readWhole(settings, stage, req, body, res, next)
     return
   }
@@ -310,14 +314,20 @@ function readWhole (settings: ReadSettings, stage: BodyStage, req: BodyRequest, 
   if (settings.debug.enabled) settings.debug('read small body whole')
   const options = { length: headerOf(req, 'content-length'), limit: settings.limit, encoding: null } as getRawBody.Options
   getRawBody(body, options, function onBody (err: getRawBody.RawBodyError | null, bytes: Buffer) {
-    if (err) {
-      fail(settings.discard, req, body, res, next, err)
-      return
-    }
-    const abort = stage.start(bytes, req, res, function onStaged (stageErr, staged) {
-      if (stageErr !== null) abort(() => { report(settings.discard, req, body, res, next, stageErr) })
-      else deliverStaged(settings, req, next, staged as StageResult)
-    })
+    startWhole(settings, stage, req, () => body, res, next, err, bytes)
+  })
+}
+
+/** Gives a body read whole to the stage, or reports why it could not be read. */
+function startWhole (settings: ReadSettings, stage: BodyStage, req: BodyRequest, body: () => Readable, res: ServerResponse, next: NextFunction,
+  err: getRawBody.RawBodyError | Error | null, bytes?: Buffer): void {
+  if (err) {
+    fail(settings.discard, req, body(), res, next, err)
+    return
+  }
+  const abort = stage.start(bytes as Buffer, req, res, function onStaged (stageErr, staged) {
+    if (stageErr !== null) abort(() => { report(settings.discard, req, body(), res, next, stageErr) })
+    else deliverStaged(settings, req, next, staged as StageResult)
   })
 }
 

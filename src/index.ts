@@ -85,12 +85,13 @@ namespace bodykit {
   export const readUrlencoded: Types.Reader<Record<string, unknown> | undefined, OptionTypes.ReadUrlencodedOptions> = readers.readUrlencoded
   /**
    * Reads a multipart form as `multipart(options)` does, without touching `req.body`: resolves with
-   * `{ fields, files }` (`undefined` when there is none to read). With `res`, disk files are removed once the
+   * `{ fields, files }` (`undefined` when there is none to read; with `schema`, the fields are its output, also for
+   * a form not read). With `res`, disk files are removed once the
    * response has finished; without it, they are the caller's.
    * @example
    * const { fields, files } = await bodykit.readMultipart(req, { files: true, res })
    */
-  export const readMultipart: Types.Reader<Types.MultipartResult | undefined, OptionTypes.ReadMultipartOptions> = readers.readMultipart
+  export const readMultipart: Types.FormReader<OptionTypes.ReadMultipartOptions> = readers.readMultipart
   /**
    * Whether an error passed to an error handler is one bodykit produced (including the zlib errors it
    * passes on), narrowing it to {@link BodyParserError} for `switch (err.type)`.
@@ -147,6 +148,8 @@ namespace bodykit {
   export type TypedMiddleware<Body> = Types.TypedMiddleware<Body>
   /** A reader of the promise API, typed by its options (with a `schema`, its output). */
   export type Reader<Body, Options> = Types.Reader<Body, Options>
+  /** The multipart reader, typed by its options (with a `schema`, the fields are its output). */
+  export type FormReader<Options> = Types.FormReader<Options>
   /** A Web-standard Fetch `Request` as the readers take it (Node's, Bun's, Deno's, Cloudflare Workers'). */
   export type WebRequest = Types.WebRequest
   /** A `Request`'s body as the readers read it: a `ReadableStream` of bytes. */

@@ -10,7 +10,7 @@ import { rawDefinition } from './parsers/raw'
 import { textDefinition } from './parsers/text'
 import { urlencodedDefinition } from './parsers/urlencoded'
 import { isWebBodyUsed, isWebRequest, viewOfWebRequest } from './sources/web'
-import type { MultipartResult, Reader, WebRequest } from './types'
+import type { FormReader, Reader, WebRequest } from './types'
 import { modern, type Variant } from './variants'
 
 /** The callback a reader passes to the pipeline as `next`: an error, or the parsed body (none when skipped). */
@@ -28,19 +28,28 @@ const untouched: Variant = {
   deliverForm: (_req, next, fields, files) => { (next as ReadCallback)(null, { fields, files: files ?? [] }) }
 }
 
+/**
+ * The multipart reader's: a form is always `{ fields, files }`, so with a schema a form not read is the schema's
+ * output for `undefined`, with no files (deliverBody is reached only for a request not read).
+ */
+const untouchedForm: Variant = {
+  ...untouched,
+  deliverBody: (_req, next, fields) => { (next as ReadCallback)(null, { fields, files: [] }) }
+}
+
 type UntypedReader = (req: IncomingMessage | WebRequest, options?: AnyOptions) => Promise<unknown>
 
 /** One parser's reader: validated settings are cached per options object, so a shared object is validated once. */
-function createReader (definition: ParserDefinition | StreamParserDefinition): UntypedReader {
+function createReader (definition: ParserDefinition | StreamParserDefinition, variant = untouched): UntypedReader {
   const cache = new WeakMap<object, ReadSettings>()
   let defaults: ReadSettings | undefined
   function settingsFor (options: AnyOptions): ReadSettings {
-    if (options == null) return (defaults ??= createReadSettings(definition, options, untouched))
+    if (options == null) return (defaults ??= createReadSettings(definition, options, variant))
     // Loosely typed callers may pass anything the factories accept; only objects can be cached.
-    if (typeof options !== 'object') return createReadSettings(definition, options, untouched)
+    if (typeof options !== 'object') return createReadSettings(definition, options, variant)
     let settings = cache.get(options)
     if (settings === undefined) {
-      settings = createReadSettings(definition, options, untouched)
+      settings = createReadSettings(definition, options, variant)
       cache.set(options, settings)
     }
     return settings
@@ -93,9 +102,9 @@ export const readUrlencoded = createReader(urlencodedDefinition) as Reader<Recor
 
 /**
  * Reads a multipart form as `multipart(options)` would: resolves with `{ fields, files }` (`undefined` when there
- * is nothing to read). With `res`, disk files are removed once the response has finished, as for the middleware;
+ * is nothing to read; with `schema`, `{ fields: <its output for undefined>, files: [] }`). With `res`, disk files are removed once the response has finished, as for the middleware;
  * without it they are the caller's to move or remove.
  * @example
  * const { fields, files } = await readMultipart(req, { files: { storage: 'disk' }, res })
  */
-export const readMultipart = createReader(multipartDefinition) as Reader<MultipartResult | undefined, ReadMultipartOptions>
+export const readMultipart = createReader(multipartDefinition, untouchedForm) as FormReader<ReadMultipartOptions>

@@ -67,6 +67,16 @@ export interface WebBodyStream {
  */
 export type Reader<Body, Options> = <S extends StandardSchemaV1 | undefined = undefined> (req: IncomingMessage | WebRequest, options?: WithSchema<Options, S> | null) => Promise<BodyFor<S, Body>>
 
+/**
+ * The multipart reader: `{ fields, files }`, or `undefined` when there is nothing to read; with a schema the compiler
+ * sees, always `{ fields, files }`, the fields being the schema's output (for a form not read, its output for
+ * `undefined`, with no files).
+ */
+export type FormReader<Options> = <S extends StandardSchemaV1 | undefined = undefined> (req: IncomingMessage | WebRequest, options?: WithSchema<Options, S> | null) => Promise<FormFor<S>>
+
+/** What the multipart reader resolves with for a schema of type `S`. */
+export type FormFor<S> = [S] extends [undefined] ? MultipartResult | undefined : StandardSchemaV1 extends S ? MultipartResult | undefined : MultipartResult<SchemaOutput<S>>
+
 /** Options of `bodykit/legacy`'s deprecated generic parser: those of json, text and urlencoded (`type` is ignored). */
 export type GenericOptions = JsonOptions & TextOptions & LegacyUrlencodedOptions
 

@@ -86,8 +86,8 @@ export type HTTPExceptionClass = typeof HTTPException
 /** The one shape every parser's reader has here: a Request in, a promise of the body out. */
 type WebReader = (req: WebRequest, options?: AnyOptions) => Promise<unknown>
 
-/** Hands a read body to the handler's context; `read`: the body was read by this call. Returns files to remove after the handler. */
-type Deliver = (c: Parameters<MiddlewareHandler>[0], body: unknown, read: boolean) => readonly UploadedFile[] | undefined | void
+/** Hands a read body to the handler's context. Returns files to remove after the handler. */
+type Deliver = (c: Parameters<MiddlewareHandler>[0], body: unknown) => readonly UploadedFile[] | undefined | void
 
 /** The status and message a reader's rejection becomes, as http-errors carries them. */
 interface ErrorLike { status?: unknown, expose?: unknown, message?: unknown }
@@ -121,15 +121,13 @@ export function createHonoParsers (HTTPExceptionClass: HTTPExceptionClass): Hono
    */
   function createMiddleware (name: string, read: WebReader, options: AnyOptions, deliver: Deliver): MiddlewareHandler {
     const middleware: MiddlewareHandler = async (c, next) => {
-      const request = c.req.raw as WebRequest
-      const usedBefore = request.bodyUsed
       let body: unknown
       try {
-        body = await read(request, options)
+        body = await read(c.req.raw as WebRequest, options)
       } catch (err) {
         throw toHttpException(err)
       }
-      const files = deliver(c, body, !usedBefore && request.bodyUsed)
+      const files = deliver(c, body)
       if (files === undefined) {
         await next()
         return
@@ -159,11 +157,10 @@ export function createHonoParsers (HTTPExceptionClass: HTTPExceptionClass): Hono
     raw: (options) => createMiddleware('rawParser', readRaw as WebReader, prepare(rawDefinition, options), (c, body) => {
       c.set('body', body)
     }),
-    multipart: (options) => createMiddleware('multipartParser', readMultipart as WebReader, prepare(multipartDefinition, options), (c, result, read) => {
-      // The reader resolves `{ fields, files }` for a form it read, and `undefined` (or, with a schema, the schema's
-      // output for `undefined`) when there was none to read: only a body this call read can be a form.
-      const form = read && result !== undefined ? result as MultipartResult : null
-      c.req.addValidatedData('form', (form === null ? result : form.fields) as object)
+    multipart: (options) => createMiddleware('multipartParser', readMultipart as WebReader, prepare(multipartDefinition, options), (c, result) => {
+      // The reader resolves `{ fields, files }`, or `undefined` when there was no form to read and no schema.
+      const form = result as MultipartResult | undefined
+      c.req.addValidatedData('form', form?.fields as object)
       const files = form?.files ?? []
       c.set('files', files)
       return files

@@ -293,6 +293,17 @@ describe('readMultipart()', () => {
     assert.equal(await post(TYPE, form([{ value: 'no name' }])), 400)
     assert.deepEqual(outcomes, [{ fields: { a: '1' }, files: ['file'] }, 'skipped', 'multipart.field.name.missing'])
   })
+
+  it('with a schema, resolves { fields, files } whether it read a form or not, the fields being the schema\'s output', async () => {
+    const schema = z.object({ a: z.coerce.number().default(0) }).optional().transform((fields) => fields ?? { a: -1 })
+    const request = (contentType: string, body: Buffer): Request => new Request('http://127.0.0.1/', { method: 'POST', headers: { 'content-type': contentType }, body })
+    const read = await bodykit.readMultipart(request(TYPE, form([{ name: 'a', value: '1' }, { name: 'f', value: 'x', filename: 'f.txt' }])), { schema, files: { storage: 'memory' } })
+    // Typed from the schema: `fields.a` is a number, and the result is never undefined.
+    assert.deepEqual([read.fields.a, read.files.map((file) => file.fieldName)], [1, ['f']])
+    const notRead = await bodykit.readMultipart(request('text/plain', Buffer.from('x')), { schema })
+    assert.deepEqual(notRead, { fields: { a: -1 }, files: [] })
+    assert.equal(await bodykit.readMultipart(request('text/plain', Buffer.from('x'))), undefined)
+  })
 })
 
 async function waitFor (condition: () => boolean): Promise<void> {

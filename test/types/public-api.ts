@@ -158,10 +158,16 @@ async function readWeb (request: Request): Promise<void> {
   const textBody: string | undefined = await readText(request, { defaultCharset: 'utf-8' })
   const form: Record<string, unknown> | undefined = await readUrlencoded(request, { extended: true })
   const upload = await bodykit.readMultipart(request, { files: { storage: 'memory' } })
+  // @ts-expect-error without a schema, the form may be undefined (nothing to read)
+  void upload.fields
+  // With a schema: always a form, its fields the schema's output.
+  const typedForm = await bodykit.readMultipart(request, { schema: {} as bodykit.StandardSchemaV1<unknown, { name: string }> })
+  const name: string = typedForm.fields.name
+  const files: bodykit.UploadedFile[] = typedForm.files
   const webRequest: bodykit.WebRequest = request
   // @ts-expect-error a plain object is not a request
   await readJson({ headers: {} })
-  void [parsed, bytes, textBody, form, upload?.files, webRequest]
+  void [parsed, bytes, textBody, form, upload?.files, webRequest, name, files]
 }
 void readWeb
 

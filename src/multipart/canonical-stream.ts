@@ -80,6 +80,15 @@ const CR = 0x0d
 const DASH = 0x2d
 
 /**
+ * Whether `piece` begins with `count` bytes of `bytes` from `from`. Compared by hand: Deno 2.9's Buffer#compare
+ * checks the target's end against the piece's own length and throws when the piece is the shorter.
+ */
+function continuesAt (piece: Buffer, bytes: Buffer, from: number, count: number): boolean {
+  for (let i = 0; i < count; i++) if (piece[i] !== bytes[from + i]) return false
+  return true
+}
+
+/**
  * Reads a streamed form as busboy would, for as long as it is canonical: parts (after any preamble, which busboy
  * ignores too) whose headers the whole-body fast path accepts, within busboy's counts, and a closing delimiter
  * after which busboy would find nothing more. The first delimiter followed by anything else is handed to busboy with what came
@@ -163,7 +172,7 @@ export function readCanonicalStream (source: Readable, form: StreamedForm, confi
     if (carry !== null) {
       const need = needle.length - carry.length
       const seen = Math.min(need, piece.length)
-      if (piece.compare(needle, carry.length, carry.length + seen, 0, seen) === 0) {
+      if (continuesAt(piece, needle, carry.length, seen)) {
         if (seen < need) {
           carry = Buffer.concat([carry, piece])
           return null

@@ -89,12 +89,15 @@ export function isWebRequestView (req: object): boolean {
 }
 
 /**
- * Whether a Request view has a body to read: the Request's own answer (a Request built in code declares no
- * length), or null for a request that is no view.
+ * Whether a Request view has a body to read, or null for a request that is no view: one it holds (a Request built
+ * in code declares no length), or one its headers declare, as type-is says of a Node request: Bun hands a
+ * `Content-Length: 0` request over with no body, which is an empty body to parse.
  */
 export function webRequestHasBody (req: object): boolean | null {
-  const source = sourceOf(req)
-  return source === undefined ? null : source.request.body !== null
+  if (!(req instanceof RequestView)) return null
+  if (req[SOURCE].request.body !== null) return true
+  const length = req.header('content-length')
+  return req.header('transfer-encoding') !== undefined || (length !== undefined && /^\d+$/.test(length))
 }
 
 /**

@@ -28,27 +28,7 @@ const framed: fc.Arbitrary<Drawn> = fc.tuple(drawn, fc.constantFrom<Drawn['lengt
  * Where a runtime does not give Node's answer, for a cause that is not its transport: those draws are sent apart, in
  * a test marked todo with the reason, so that the rest is still compared (and a server they bring down goes down last).
  */
-const KNOWN: Array<{ runtime: Runtime['name'], name: string, reason: string, applies: (d: Drawn) => boolean }> = [
-  {
-    runtime: 'bun',
-    name: 'an empty body with Content-Length: 0',
-    reason: 'Bun 1.4.5 hands over a Request whose body is null for `Content-Length: 0`; the Web source takes a null body ' +
-      'for no body (webRequestHasBody), so every reader answers undefined, where Node reads the empty body ({}, "", ' +
-      'an empty Buffer, { fields: {}, files: [] }) or refuses its type or charset first',
-    applies: (d) => d.length === 'exact' && d.encoding === 'identity' && d.payload.length === 0
-  },
-  {
-    runtime: 'deno',
-    name: 'multipart bodies that reach the delimiter search in short pieces',
-    reason: 'Deno 2.9.6: buf.compare(target, targetStart, targetEnd, sourceStart, sourceEnd) throws ERR_OUT_OF_RANGE ' +
-      '("sourceEnd") when targetEnd is past the length of buf, the source (Node checks it against the target); ' +
-      'multipart\'s delimiter search (readData in src/multipart/canonical-stream.ts) makes such a call on a piece shorter ' +
-      'than the delimiter it may continue: a form sent chunked answers 400 RangeError, and through gzip or deflate the ' +
-      'throw is uncaught and the Deno process exits',
-    // A form with a Content-Length and no encoding is read whole, in one piece: only one shorter than a delimiter meets it.
-    applies: (d) => d.kind === 'multipart' && !(d.length === 'exact' && d.encoding === 'identity' && d.payload.length >= '\r\n--XyZ'.length)
-  }
-]
+const KNOWN: Array<{ runtime: Runtime['name'], name: string, reason: string, applies: (d: Drawn) => boolean }> = []
 
 /** The options test/web/request.test.ts reads with: the drawn limit, qs for urlencoded, files kept in memory. */
 function optionsFor (d: Drawn, limit: number): object {

@@ -136,6 +136,16 @@ describe('Web Request bodies: decided before reading, bounded while reading, can
     assert.equal(await readJson(new Request('http://127.0.0.1/', { method: 'GET', headers: { 'content-type': 'application/json' } })), undefined)
   })
 
+  it('a Request without a body whose headers declare one is an empty body, as from a Node request (Bun: Content-Length: 0)', async () => {
+    const empty = (headers: Record<string, string>): Request => new Request('http://127.0.0.1/', { method: 'POST', headers })
+    assert.deepEqual(await readJson(empty({ 'content-type': 'application/json', 'content-length': '0' })), {})
+    assert.equal(await readText(empty({ 'content-type': 'text/plain', 'content-length': '0' })), '')
+    const short = await refusal(readJson(empty({ 'content-type': 'application/json', 'content-length': '5' })))
+    assert.deepEqual([short.status, short.type], [400, 'request.size.invalid'])
+    // Without a length, a Request without a body has nothing to read.
+    assert.equal(await readJson(empty({ 'content-type': 'application/json' })), undefined)
+  })
+
   it('a body another reader holds is theirs: nothing read, nothing cancelled, whichever way it would be read', async () => {
     const form = '--b\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--b--\r\n'
     const cases: Array<[string, (request: Request) => Promise<unknown>, Record<string, string>, string | Uint8Array]> = [

@@ -9,6 +9,7 @@ import path from 'node:path'
 import { Readable } from 'node:stream'
 import autocannon from 'autocannon'
 import { median, type Context, type Row, type SectionResult } from './report'
+import { writeRepeated } from './upload-body'
 
 const BOUNDARY = 'benchBoundaryX7MA4YWxkTrZu0gW'
 const TYPE = 'multipart/form-data; boundary=' + BOUNDARY
@@ -62,20 +63,7 @@ function upload (port: number, size: number): Promise<number> {
       })
     })
     req.on('error', reject)
-    let sent = 0
-    const write = (): void => {
-      while (sent < size) {
-        const chunk = size - sent >= piece.length ? piece : piece.subarray(0, size - sent)
-        sent += chunk.length
-        if (!req.write(chunk)) {
-          req.once('drain', write)
-          return
-        }
-      }
-      req.end(closing)
-    }
-    req.write(filePreface)
-    write()
+    writeRepeated(req, filePreface, piece, size, closing)
   })
 }
 

@@ -7,6 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { median, medianSpread, quantile, type Context, type Row, type SectionResult } from './report'
+import { writeRepeated } from './upload-body'
 
 /** The runtimes besides Node, installed from the npm registry into `os.tmpdir()/bodykit-runtimes/<name>@<version>` (test/runtimes shares it). */
 const RUNTIMES = [{ name: 'bun', version: '1.4.5' }, { name: 'deno', version: '2.9.6' }] as const
@@ -441,20 +442,7 @@ async function sendUpload ({ port, size }: { port: number, size: number }): Prom
       res.on('end', () => res.statusCode === 200 ? resolve(body) : reject(new Error(`status ${res.statusCode}: ${body.slice(0, 200)}`)))
     })
     req.on('error', reject)
-    let sent = 0
-    const write = (): void => {
-      while (sent < size) {
-        const piece = size - sent >= CHUNK ? chunk : chunk.subarray(0, size - sent)
-        sent += piece.length
-        if (!req.write(piece)) {
-          req.once('drain', write)
-          return
-        }
-      }
-      req.end(tail)
-    }
-    req.write(head)
-    write()
+    writeRepeated(req, head, chunk, size, tail)
   })
   if (answer !== String(size)) throw new Error(`the server answered ${answer}, not ${size}`)
 }

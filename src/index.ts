@@ -85,9 +85,9 @@ namespace bodykit {
   export const readUrlencoded: Types.Reader<Record<string, unknown> | undefined, OptionTypes.ReadUrlencodedOptions> = readers.readUrlencoded
   /**
    * Reads a multipart form as `multipart(options)` does, without touching `req.body`: resolves with
-   * `{ fields, files }` (`undefined` when there is none to read; with `schema`, the fields are its output, also for
-   * a form not read). With `res`, disk files are removed once the
-   * response has finished; without it, they are the caller's.
+   * `{ fields, files }` (`undefined` when there is none to read; with `schema`, the fields are its output, also
+   * for a form not read). With `res`, disk files are removed once the response has finished; without it, they
+   * are the caller's.
    * @example
    * const { fields, files } = await bodykit.readMultipart(req, { files: true, res })
    */

@@ -102,8 +102,9 @@ export const readUrlencoded = createReader(urlencodedDefinition) as Reader<Recor
 
 /**
  * Reads a multipart form as `multipart(options)` would: resolves with `{ fields, files }` (`undefined` when there
- * is nothing to read; with `schema`, `{ fields: <its output for undefined>, files: [] }`). With `res`, disk files are removed once the response has finished, as for the middleware;
- * without it they are the caller's to move or remove.
+ * is nothing to read; with `schema`, `{ fields: <its output for undefined>, files: [] }`). With `res`, disk files
+ * are removed once the response has finished, as for the middleware; without it they are the caller's to move or
+ * remove.
  * @example
  * const { fields, files } = await readMultipart(req, { files: { storage: 'disk' }, res })
  */

@@ -9,18 +9,11 @@ const SOURCE = Symbol('bodykit.webRequest')
 
 type WebBodyReader = ReturnType<WebBodyStream['getReader']>
 
+/** A Content-Length as Node's HTTP parser takes it. */
+const DIGITS = /^\d+$/
+
 /** A Request, the reader the pipeline took of its body (claimWebBody) and the Node stream made of it, each once. */
 interface WebSource { readonly request: WebRequest, reader: WebBodyReader | null, body: Readable | null }
-
-/** What the pipeline reads of a Request: a Node request's fields, and the Request itself. */
-export interface WebRequestView {
-  readonly method: string
-  readonly url: string
-  readonly headers: IncomingHttpHeaders
-  readonly httpVersionMajor: 1
-  readonly httpVersionMinor: 1
-  readonly [SOURCE]: WebSource
-}
 
 /** Whether a value is a Fetch Request (and not a Node request, which has no `bodyUsed`). */
 export function isWebRequest (value: unknown): value is WebRequest {
@@ -31,16 +24,18 @@ export function isWebRequest (value: unknown): value is WebRequest {
 }
 
 /** A Request as the pipeline reads a request: its headers as a Node request's; its body untouched until read. */
-export function viewOfWebRequest (request: WebRequest): WebRequestView {
+export function viewOfWebRequest (request: WebRequest): RequestView {
   return new RequestView(request)
 }
 
 /**
- * The view's fields, each asked of the Request only when read. The pipeline asks for the few headers it needs
- * (headerOf); `headers`, the plain object a `type` or `verify` function may read, is copied on first use: copying
- * every header costs a third of request.json()'s time for a small body on Bun and Deno, and undici sorts them first.
+ * What the pipeline reads of a Request: a Node request's fields, each asked of the Request only when read, and the
+ * Request itself (under a symbol, out of the way of functions given the view). The pipeline asks for the few
+ * headers it needs (headerOf); `headers`, the plain object a `type` or `verify` function may read, is copied on
+ * first use: copying every header costs a third of request.json()'s time for a small body on Bun and Deno, and
+ * undici sorts them first.
  */
-class RequestView implements WebRequestView {
+export class RequestView {
   readonly httpVersionMajor = 1
   readonly httpVersionMinor = 1
   readonly [SOURCE]: WebSource
@@ -80,7 +75,7 @@ export function headerOf (req: { readonly headers: IncomingHttpHeaders }, name: 
 }
 
 function sourceOf (req: object): WebSource | undefined {
-  return (req as Partial<WebRequestView>)[SOURCE]
+  return req instanceof RequestView ? req[SOURCE] : undefined
 }
 
 /** Whether the request came from a Request. */
@@ -97,7 +92,7 @@ export function webRequestHasBody (req: object): boolean | null {
   if (!(req instanceof RequestView)) return null
   if (req[SOURCE].request.body !== null) return true
   const length = req.header('content-length')
-  return req.header('transfer-encoding') !== undefined || (length !== undefined && /^\d+$/.test(length))
+  return req.header('transfer-encoding') !== undefined || (length !== undefined && DIGITS.test(length))
 }
 
 /**
@@ -218,5 +213,5 @@ function ignore (): void {}
 export function malformedWebLength (req: object): string | null {
   if (!(req instanceof RequestView)) return null
   const length = req.header('content-length')
-  return length === undefined || /^\d+$/.test(length) ? null : length
+  return length === undefined || DIGITS.test(length) ? null : length
 }

@@ -25,11 +25,6 @@ const SEED = process.env.RUNTIME_DRAWN_SEED !== undefined ? Number(process.env.R
 const framed: fc.Arbitrary<Drawn> = fc.tuple(drawn, fc.constantFrom<Drawn['length']>('exact', 'absent'))
   .map(([d, length]) => ({ ...d, entry: 'default', length }))
 
-/**
- * Where a runtime does not give Node's answer, for a cause that is not its transport: those draws are sent apart, in
- * a test marked todo with the reason, so that the rest is still compared (and a server they bring down goes down last).
- */
-const KNOWN: Array<{ runtime: Runtime['name'], name: string, reason: string, applies: (d: Drawn) => boolean }> = []
 
 /** The options test/web/request.test.ts reads with: the drawn limit, qs for urlencoded, files kept in memory. */
 function optionsFor (d: Drawn, limit: number): object {
@@ -201,23 +196,12 @@ describe('drawn bodies across runtimes, against the same readers on Node\'s Inco
     describe(`${runtime.name}@${runtime.version}`, () => {
       // Each run is two or three exchanges of a few milliseconds; the server outlives the longest run with its shrinking.
       const { ready } = serveRuntime(runtime, Math.max(120_000, RUNS * 300))
-      const known = KNOWN.filter((k) => k.runtime === runtime.name)
-      const isKnown = (d: Drawn): boolean => known.some((k) => k.applies(d))
 
       it(`gives the value or error Node gives (${RUNS} drawn requests: damaged, compressed, chunked or not, charsets, limits around the size)`, async (t) => {
         const s = ready(t)
         if (s === null) return
-        await compareDrawn(t, runtime, s, framed.filter((d) => !isKnown(d)), RUNS)
+        await compareDrawn(t, runtime, s, framed, RUNS)
       })
-
-      // Last: they may bring the server down.
-      for (const k of known) {
-        it(`${k.name} (a known divergence)`, { todo: k.reason }, async (t) => {
-          const s = ready(t)
-          if (s === null) return
-          await compareDrawn(t, runtime, s, framed.filter((d) => k.applies(d)), Math.ceil(RUNS / 4))
-        })
-      }
     })
   }
 })

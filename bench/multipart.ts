@@ -85,13 +85,14 @@ function readInProcess (fastPath: boolean): Promise<number> {
       countLimit () {},
       unreadableFileName: reject,
       parserError: reject,
+      fault: reject,
       end () { resolve(Number(process.hrtime.bigint() - started) / 1e6) },
       abort (callback: () => void) { callback() }
     }
     const config = { defParamCharset: 'utf8', limits: {} }
     const source = new Readable({ read () {} })
     const req = { headers: { 'content-type': TYPE } } as unknown as IncomingMessage
-    createMultipartStage({ check: () => null, fastPath, begin: () => ({ config, collector }) }).start(source, req, undefined, () => {})
+    createMultipartStage({ check: () => null, fastPath, endsAtClosingDelimiter: false, begin: () => ({ config, collector }) }).start(source, req, undefined, () => {})
     started = process.hrtime.bigint()
     source.push(filePreface)
     let index = 0

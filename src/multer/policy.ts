@@ -78,6 +78,8 @@ export function createMulterPolicy (setup: () => MulterSetup): FormPolicy {
     },
     // Whether a form can be read there is decided per request, from busboy's configuration (charsets, paths).
     fastPath: true,
+    // compat(multer): busboy reads on to the end of the piece its closing delimiter came in.
+    endsAtClosingDelimiter: false,
     begin (req, _res, done) {
       const options = setup()
       let limits = options.limits
@@ -133,7 +135,7 @@ class MulterUpload implements PartCollector {
   private unreadFiles = 0
   private endWaiting = false
   /** The error being reported once the pending writes end. */
-  private heldError: Error | null = null
+  private heldError: unknown = null
 
   constructor (private readonly req: BodyRequest, private readonly options: MulterSetup,
     private readonly limits: MulterLimits | undefined, private readonly fileSizeLimit: number, private readonly done: Done) {
@@ -212,7 +214,11 @@ class MulterUpload implements PartCollector {
     }
     const file: MulterFile = { fieldname, originalname, encoding: info.encoding, mimetype: info.mimeType }
     const placeholder = this.appender.insertPlaceholder(file)
-    this.options.fileFilter(this.req, file, (err, includeFile) => {
+    let filtered = false
+    const onFiltered = (err: Error | null, includeFile?: boolean): void => {
+      // A filter that calls back twice decides once.
+      if (filtered) return
+      filtered = true
       const skip = (): void => {
         this.appender.removePlaceholder(placeholder)
         stream.resume()
@@ -233,21 +239,28 @@ class MulterUpload implements PartCollector {
       this.pendingWrites++
       Object.defineProperty(file, 'stream', { configurable: true, enumerable: false, value: stream })
       this.pending.push(file)
-      this.options.storage._handleFile(this.req, file, (storeErr, info) => {
+      let stored = false
+      const onStored = (storeErr: unknown, info?: Partial<MulterFile>, threw = false): void => {
+        // An engine that calls back twice, or throws after calling back, stored the file once.
+        if (stored) return
+        stored = true
         const index = this.pending.indexOf(file)
         if (index !== -1) this.pending.splice(index, 1)
+        const failedToStore = threw || Boolean(storeErr)
         if (aborting) {
           // Over its size limit: stored only to be removed with the others.
           this.appender.removePlaceholder(placeholder)
-          if (!storeErr) this.uploaded.push({ ...file, ...info })
+          if (!failedToStore) this.uploaded.push({ ...file, ...info })
           return settleWrite()
         }
-        if (storeErr) {
+        if (failedToStore) {
           this.appender.removePlaceholder(placeholder)
           settleWrite()
-          return this.abortWithError(storeErr as Error)
+          // Its data is no longer read: busboy must not wait for it.
+          if (threw) stream.resume()
+          return this.abortWithError(storeErr)
         }
-        const stored: MulterFile = { ...file, ...info }
+        const kept: MulterFile = { ...file, ...info }
         if (this.cleanup !== null) {
           // Security (multer CVE-2026-88932): stored after the cleanup took its list (a slow engine, or an abort
           // while it chose a path): removed here, or it would be an orphan.
@@ -255,17 +268,34 @@ class MulterUpload implements PartCollector {
             this.appender.removePlaceholder(placeholder)
             return settleWrite()
           }
-          return this.options.storage._removeFile(this.req, stored, () => {
+          return this.removeFile(kept, () => {
             this.appender.removePlaceholder(placeholder)
             settleWrite()
           })
         }
-        this.appender.replacePlaceholder(placeholder, stored)
-        this.uploaded.push(stored)
+        this.appender.replacePlaceholder(placeholder, kept)
+        this.uploaded.push(kept)
         settleWrite()
         this.indicateDone()
-      })
-    })
+      }
+      try {
+        this.options.storage._handleFile(this.req, file, (storeErr, info) => { onStored(storeErr, info) })
+      } catch (thrown) {
+        // Deliberate difference from multer (whose process dies on it): a throwing engine is an error of the upload.
+        onStored(thrown, undefined, true)
+      }
+    }
+    try {
+      this.options.fileFilter(this.req, file, onFiltered)
+    } catch (thrown) {
+      // Deliberate difference from multer (whose process dies on it): a throwing filter is an error of the upload.
+      if (!filtered) {
+        filtered = true
+        this.appender.removePlaceholder(placeholder)
+        stream.resume()
+      }
+      this.abortWithError(thrown)
+    }
   }
 
   /** A whole file from the fast path: handed on as busboy's file stream, cut at busboy's size limit with its 'limit'. */
@@ -301,6 +331,10 @@ class MulterUpload implements PartCollector {
     this.abortWithError(asClientError(err))
   }
 
+  fault (thrown: unknown): void {
+    this.abortWithError(thrown)
+  }
+
   end (): void {
     this.endWaiting = this.unreadFiles > 0
     if (this.endWaiting) return
@@ -326,8 +360,8 @@ class MulterUpload implements PartCollector {
     // the disk engine never opens a file for it; the abort does not wait for engines, which may never answer.
     for (const file of this.pending) if (file.path === undefined) (file.stream as Readable).destroy()
     this.removeStored((storageErrors) => {
-      if (held !== null) (held as Error & { storageErrors?: Error[] }).storageErrors = storageErrors
-      callback(held ?? undefined)
+      if (isObject(held)) (held as { storageErrors?: Error[] }).storageErrors = storageErrors
+      callback(held === null ? undefined : held as Error)
     })
   }
 
@@ -349,8 +383,11 @@ class MulterUpload implements PartCollector {
     this.abortWithError(new MulterError(code, field, filename))
   }
 
-  /** multer's abort: once the files being written are written, every stored file is removed, then the error is reported. */
-  private abortWithError (err: Error): void {
+  /**
+   * multer's abort: once the files being written are written, every stored file is removed, then the error is
+   * reported. `err` may be anything user code threw.
+   */
+  private abortWithError (err: unknown): void {
     if (this.errorOccurred) return
     this.errorOccurred = true
     this.heldError = err
@@ -358,9 +395,9 @@ class MulterUpload implements PartCollector {
       this.removeStored((storageErrors) => {
         if (this.finished) return
         this.finished = true
-        ;(err as Error & { storageErrors?: Error[] }).storageErrors = storageErrors
+        if (isObject(err)) (err as { storageErrors?: Error[] }).storageErrors = storageErrors
         // Never from inside the reader's own call (the fast path reports every part in one).
-        process.nextTick(this.done, err)
+        process.nextTick(this.done, err as Error)
       })
     }
     if (this.pendingWrites === 0) finish()
@@ -392,9 +429,9 @@ class MulterUpload implements PartCollector {
         return
       }
       const file = files[index++]
-      this.options.storage._removeFile(this.req, file, (err) => {
+      this.removeFile(file, (err) => {
         if (err) {
-          Object.assign(err, { file, field: file.fieldname })
+          if (isObject(err)) Object.assign(err, { file, field: file.fieldname })
           storageErrors.push(err)
         }
         // Security (multer CVE-2026-3520): the next removal starts on a fresh stack, 20,000 files or not.
@@ -402,6 +439,24 @@ class MulterUpload implements PartCollector {
       })
     }
     removeNext()
+  }
+
+  /**
+   * The engine's `_removeFile`, called back once: a throw is its error (a deliberate difference from multer, where
+   * it ends the process or leaves the request unanswered), and a second call back is ignored.
+   */
+  private removeFile (file: MulterFile, callback: (err: Error | null) => void): void {
+    let answered = false
+    const once = (err: Error | null): void => {
+      if (answered) return
+      answered = true
+      callback(err)
+    }
+    try {
+      this.options.storage._removeFile(this.req, file, once)
+    } catch (thrown) {
+      once(thrown as Error)
+    }
   }
 }
 
@@ -451,6 +506,10 @@ function removeItem (list: unknown[], item: unknown): void {
 }
 
 function noop (): void {}
+
+function isObject (value: unknown): value is object {
+  return (value !== null && typeof value === 'object') || typeof value === 'function'
+}
 
 /** Calls `next` in the async context the middleware was called in (AsyncLocalStorage survives the upload), as multer does. */
 export function bindToCaller (next: (err?: unknown) => void): (err?: unknown) => void {

@@ -74,9 +74,9 @@ class DiskStorage implements StorageEngine {
   }
 
   _handleFile (req: Request, file: MulterFile, callback: (error?: unknown, info?: Partial<MulterFile>) => void): void {
-    this.chooseDestination(req, file, (err, destination) => {
+    callUser(this.chooseDestination, req, file, callback, (err, destination) => {
       if (err) return callback(err)
-      this.chooseName(req, file, (nameErr, filename) => {
+      callUser(this.chooseName, req, file, callback, (nameErr, filename) => {
         if (nameErr) return callback(nameErr)
         const stream = file.stream as Readable
         // The upload may have ended while the callbacks ran (an abort): no file is opened for it.
@@ -109,6 +109,25 @@ class DiskStorage implements StorageEngine {
     // Security (multer CVE-2026-77037): unlinking an open file keeps its blocks; close the descriptor, then unlink.
     writer.once('close', unlink)
     writer.destroy()
+  }
+}
+
+/**
+ * Calls a user's destination or filename function: a throw, even from a call made later (within the other's
+ * callback), is the file's storage error, not an exception out of the upload.
+ */
+function callUser (choose: PathChooser, req: Request, file: MulterFile, fail: (error: unknown) => void, then: PathCallback): void {
+  let answered = false
+  try {
+    choose(req, file, (err, value) => {
+      if (answered) return
+      answered = true
+      then(err, value)
+    })
+  } catch (thrown) {
+    if (answered) throw thrown
+    answered = true
+    fail(thrown)
   }
 }
 

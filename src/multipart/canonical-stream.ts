@@ -53,6 +53,7 @@ class CollectorAfterHandOver implements PartCollector {
   fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void { this.collector.fileBytes(name, bytes, filename, mimeType) }
   countLimit (limit: CountLimit): void { this.collector.countLimit(limit) }
   unreadableFileName (name: string | undefined): void { this.collector.unreadableFileName(name) }
+  fault (thrown: unknown): void { this.collector.fault(thrown) }
   abort (callback: (own?: Error) => void): void { this.collector.abort(callback) }
   parserError (err: Error, empty: boolean): void {
     // After an error busboy closes at once, without waiting for its file streams.
@@ -139,7 +140,13 @@ export function readCanonicalStream (source: Readable, form: StreamedForm, confi
   const onData = (chunk: Buffer): void => {
     empty = false
     queue.push(chunk)
-    drain()
+    try {
+      drain()
+    } catch (thrown) {
+      // What the parts are reported to threw (user code: a fileFilter, a storage engine, a file stream's listener).
+      stopReading()
+      collector.fault(thrown)
+    }
   }
   const onEnd = (): void => {
     sourceEnded = true

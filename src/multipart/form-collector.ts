@@ -34,13 +34,14 @@ export function createFormPolicy (settings: MultipartSettings, assembleFields: F
       return readBoundary(headerOf(req, 'content-type') ?? '') === null ? errors.invalidBoundary() : null
     },
     fastPath: true,
+    endsAtClosingDelimiter: true,
     begin: (_req, res, done) => ({ config, collector: createCollector(settings, assembleFields, res, done) })
   }
 }
 
 /** The per-request state of one form, whichever reader reads it. */
 function createCollector (settings: MultipartSettings, assembleFields: FieldAssembler, res: ServerResponse | undefined,
-  done: (err: HttpError | null, result?: StageResult) => void): PartCollector {
+  done: (err: HttpError | Error | null, result?: StageResult) => void): PartCollector {
   const fileSettings = settings.files
   const fields: FormField[] = []
   const stored: StoredFile[] = []
@@ -49,7 +50,7 @@ function createCollector (settings: MultipartSettings, assembleFields: FieldAsse
   let pendingFiles = 0
   let formEnded = false
 
-  const finish = (err: HttpError | null): void => {
+  const finish = (err: HttpError | Error | null): void => {
     if (collector.settled) return
     collector.settled = true
     if (err !== null) {
@@ -154,6 +155,9 @@ function createCollector (settings: MultipartSettings, assembleFields: FieldAsse
       // busboy counts only the parts for multipart(): fields and files are counted here, with their own errors.
       finish(errors.tooManyParts(settings.partLimit))
     },
+    fault (thrown) {
+      finish(thrown as Error)
+    },
     parserError (err, empty) {
       // An empty body is an empty form (as an empty urlencoded body is `{}`), not a form cut short.
       if (empty && err.message === 'Unexpected end of form') this.end()
@@ -191,9 +195,18 @@ function checkFile (settings: MultipartSettings, name: string, count: number): H
 
 /** busboy's errors for a malformed body, as bodykit's typed errors. */
 function describeParserError (err: Error): HttpError {
-  if (err.message === 'Malformed part header') return errors.malformedPartHeader()
-  if (err.message === 'Unexpected end of form' || err.message === 'Unexpected end of file') return errors.unexpectedEndOfForm()
-  return errors.readFailed(err)
+  switch (err.message) {
+    case 'Unexpected end of form':
+    case 'Unexpected end of file':
+      return errors.unexpectedEndOfForm()
+    // busboy's reading of the Content-Type, stricter than content-type's in places (its constructor's errors).
+    case 'Malformed content type':
+    case 'Multipart: Boundary not found':
+      return errors.invalidBoundary()
+    // 'Malformed part header', and anything else busboy may say of a body it cannot read.
+    default:
+      return err.message.startsWith('Unsupported content type') ? errors.invalidBoundary() : errors.malformedPartHeader()
+  }
 }
 
 function noop (): void {}

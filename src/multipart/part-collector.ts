@@ -41,6 +41,11 @@ export interface PartCollector {
   unreadableFileName (name: string | undefined): void
   /** busboy's error for a malformed body; `empty` when no byte of the body arrived. */
   parserError (err: Error, empty: boolean): void
+  /**
+   * A throw while the form was read, from what its parts were reported to (a fileFilter, a storage engine, a file
+   * stream's listener): the read stops, and the value is reported as thrown, once every stored file is removed.
+   */
+  fault (thrown: unknown): void
   /** The form ended (its closing delimiter was read and the body ended). */
   end (): void
   readonly settled: boolean

@@ -11,6 +11,7 @@ import type { BodyRequest } from '../variants'
 import { headerOf } from '../sources/web'
 import { isSmallBody, readCanonicalForm, readsLikeBusboy, type CanonicalPart, type NameReading } from './canonical-form'
 import { readCanonicalStream, type UsedCounts } from './canonical-stream'
+import { endAtClosingDelimiter, feedBusboy } from './busboy-feed'
 import { fallBackFromUnreadableFileNames } from './filename-fallback'
 import { TRUNCATED_FIELD, WHOLE_FIELD, type ParserConfig, type PartCollector } from './part-collector'
 
@@ -57,6 +58,12 @@ export interface FormPolicy {
   /** Whether a small canonical body may be read by the fast path instead of busboy. */
   readonly fastPath: boolean
   /**
+   * Whether nothing after the closing delimiter is read (RFC 2046 §5.1.1: an epilogue), so that a form is the same
+   * however its body is split. busboy reads on to the end of the piece the closing delimiter came in (multer's answer
+   * then depends on the split, which bodykit/multer keeps).
+   */
+  readonly endsAtClosingDelimiter: boolean
+  /**
    * One request's reading: busboy's configuration (charsets and the limits busboy counts) and the collector the
    * parts go to, which calls `done` once, with the error or the form. May throw (multer's `limits` function).
    */
@@ -84,20 +91,29 @@ export function createMultipartStage (policy: FormPolicy): BodyStage {
         return (callback) => { process.nextTick(callback) }
       }
       const { config, collector } = reading
+      const endsAtClose = policy.endsAtClosingDelimiter
       const form = policy.fastPath ? readsLikeBusboy(headerOf(req, 'content-type') as string, config, UNDECLARED_AS_BYTES) : null
       if (!Buffer.isBuffer(input)) {
-        if (form === null) return readWithBusboy(config, collector, input, req)
+        if (form === null) return readWithBusboy(config, collector, input, req, endsAtClose)
         return readCanonicalStream(input, form, config, collector, (pieces, used, empty, readingOn) =>
-          readWithBusboy(withCountsUsed(config, used), readingOn, input, req, pieces, empty))
+          readWithBusboy(withCountsUsed(config, used), readingOn, input, req, endsAtClose, pieces, empty))
       }
       // An empty body is the policy's to judge (an empty form to multipart(), busboy's error to multer): busboy says which.
       const parts = form === null || input.length === 0 ? null : readCanonicalFormSafely(input, form.boundary, form.names)
-      if (parts !== null) return readCanonicalParts(config, collector, input, parts, form?.valuesAsBytes === true)
+      if (parts !== null) {
+        try {
+          return readCanonicalParts(config, collector, input, parts, form?.valuesAsBytes === true)
+        } catch (thrown) {
+          // What the parts were reported to threw (user code: a fileFilter, a storage engine).
+          collector.fault(thrown)
+          return (callback) => { collector.abort(callback) }
+        }
+      }
       // Not canonical: busboy reads the same bytes, in one piece.
       const stream = new Readable({ read () {} })
       stream.push(input)
       stream.push(null)
-      return readWithBusboy(config, collector, stream, req)
+      return readWithBusboy(config, collector, stream, req, endsAtClose)
     }
   }
 }
@@ -122,15 +138,16 @@ function withCountsUsed (config: ParserConfig, used: UsedCounts): ParserConfig {
  * Reads a body stream with busboy: first the `leading` pieces (the rest of a form another reader began, from a
  * delimiter on), then the source. `empty`: whether no byte of the body has arrived yet. Returns the stage's abort.
  */
-function readWithBusboy (config: ParserConfig, collector: PartCollector, source: Readable, req: BodyRequest,
+function readWithBusboy (config: ParserConfig, collector: PartCollector, source: Readable, req: BodyRequest, endsAtClose: boolean,
   leading: Buffer[] = [], emptySoFar = true): StageAbort {
   let parser: busboy.Busboy
   const undeclared = config.defCharset === UNDECLARED_AS_BYTES ? new UndeclaredCharset() : null
+  const contentType = headerOf(req, 'content-type') as string
   try {
     parser = busboy({
       ...config,
       ...(undeclared === null ? {} : { defCharset: undeclared as unknown as string }),
-      headers: { 'content-type': headerOf(req, 'content-type') as string }
+      headers: { 'content-type': contentType }
     })
   } catch (err) {
     // busboy's own reading of the Content-Type found no boundary where the policy's check did.
@@ -154,8 +171,12 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
   parser.on('filesLimit', () => { collector.countLimit('files') })
   parser.on('fieldsLimit', () => { collector.countLimit('fields') })
   let failed = false
+  // Set once the feed has begun: busboy may fail on the first pieces, within the feed's own first call.
+  let stopFeed = noop
   parser.on('error', (err: Error) => {
+    if (failed) return
     failed = true
+    stopFeed()
     source.removeListener('data', onData)
     collector.parserError(err, empty)
   })
@@ -163,40 +184,25 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
     source.removeListener('data', onData)
     collector.end()
   })
-  writeAsPiped(parser, source, leading, () => failed, () => {
-    // The source may have ended while another reader read it: then busboy ends after the pieces.
-    if (source.readableEnded) parser.end()
-    else source.pipe(parser)
+  if (endsAtClose) endAtClosingDelimiter(parser)
+  stopFeed = feedBusboy(parser, source, leading, () => failed, {
+    fault (thrown) {
+      failed = true
+      source.removeListener('data', onData)
+      collector.fault(thrown)
+    },
+    // The form can never end: answered as cut short, through busboy's own error (which ends its file stream).
+    stalled () { parser.destroy(new Error('Unexpected end of form')) }
   })
 
   return function abort (callback) {
+    stopFeed()
     source.removeListener('data', onData)
-    source.unpipe(parser)
     // Destroying the parser destroys the file stream it is writing; errors after this point are latched out.
     parser.on('error', noop)
     parser.destroy()
     collector.abort(callback)
   }
-}
-
-/**
- * Writes pieces of the source to busboy as `pipe` would have: each waits for busboy's 'drain' when the one before
- * filled its buffer (the source waits too), and none is written after busboy's first error. Then `then`.
- */
-function writeAsPiped (parser: busboy.Busboy, source: Readable, pieces: Buffer[], failed: () => boolean, then: () => void): void {
-  let index = 0
-  const writeNext = (): void => {
-    while (index < pieces.length) {
-      if (failed()) return
-      if (!parser.write(pieces[index++]) && index < pieces.length) {
-        source.pause()
-        parser.once('drain', writeNext)
-        return
-      }
-    }
-    if (!failed()) then()
-  }
-  writeNext()
 }
 
 /**

@@ -136,6 +136,7 @@ function recordingCollector (pace: Pace): { collector: PartCollector, log: Log, 
       note(['error', err.message, empty])
       failed = true
     },
+    fault (thrown) { throw thrown },
     // busboy ends a form once every file stream has ended: how many had is part of the call.
     end () { note(['end', Object.keys(ends).length]) },
     abort (callback) {
@@ -158,14 +159,14 @@ function recordingCollector (pace: Pace): { collector: PartCollector, log: Log, 
 /** One reading of the case's bytes by the multipart stage, with or without the fast path. */
 async function read (drawn: Case, body: Buffer, fastPath: boolean): Promise<{ log: Log, listeners: Record<string, number>, piped: boolean }> {
   const { collector, log, quiet } = recordingCollector(drawn.pace)
-  const policy: FormPolicy = { check: () => null, fastPath, begin: () => ({ config: drawn.config, collector }) }
+  const policy: FormPolicy = { check: () => null, fastPath, endsAtClosingDelimiter: false, begin: () => ({ config: drawn.config, collector }) }
   const source = new Readable({ read () {} })
   let piped = false
   // Counted for the report: whether busboy read on from the source itself (a hand-over before its end).
-  source.pipe = function <T extends NodeJS.WritableStream>(this: Readable, destination: T): T {
-    piped = true
-    return Readable.prototype.pipe.call(this, destination) as T
-  }
+  source.on = function (this: Readable, event: string | symbol, listener: (...args: never[]) => void): Readable {
+    if (event === 'data' && listener.name === 'feedData') piped = true
+    return (Readable.prototype.on as (this: Readable, event: string | symbol, listener: unknown) => Readable).call(this, event, listener)
+  } as Readable['on']
   const baseline = listenerCounts(source)
   const req = { headers: { 'content-type': 'multipart/form-data; boundary=' + drawn.input.boundary } } as unknown as IncomingMessage
   const abort = createMultipartStage(policy).start(source, req, undefined, () => {})

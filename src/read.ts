@@ -9,8 +9,8 @@ import * as errors from './errors'
 import { inflateExactly, type InflaterAtOnce } from './inflate'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
 import { hasBody, http2StreamOf } from './protocol'
-import { bodyStreamOf } from './sources/node'
-import { claimWebBody, headerOf, malformedWebLength, readWholeWebBody } from './sources/web'
+import { bodyStreamOf, endReadWithConnection } from './sources/node'
+import { claimWebBody, headerOf, isWebRequestView, malformedWebLength, readWholeWebBody } from './sources/web'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
 import { WireCounter, discardRest, parseLength } from './wire'
@@ -114,6 +114,9 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     }
   }
   variant.markRead(req)
+  // From here the read ends once, even when the connection closes under it after a response was sent first.
+  const stopWatching = isWebRequestView(req) ? null : endReadWithConnection(req, body())
+  if (stopWatching !== null) next = unwatchingFirst(next, stopWatching)
 
   const contentEncoding = (headerOf(req, 'content-encoding') || 'identity').toLowerCase()
   const refusal = refuseMalformedLength(req) ?? refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
@@ -155,6 +158,14 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   if (readWholeWebBody(req, settings.limit, onBody)) return
   const options = { length: headerOf(req, 'content-length'), limit: settings.limit, encoding: null } as getRawBody.Options
   getRawBody(body(), options, onBody)
+}
+
+/** `next`, which first stops what watches the read (its connection); a reader's `next` takes the body too. */
+function unwatchingFirst (next: NextFunction, stopWatching: () => void): NextFunction {
+  return function settle (...args: unknown[]): void {
+    stopWatching()
+    ;(next as (...given: unknown[]) => void)(...args)
+  }
 }
 
 /**

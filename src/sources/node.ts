@@ -66,6 +66,29 @@ function streamFromEvents (req: IncomingMessage): Readable {
   return body
 }
 
+/**
+ * Ends the read of a request whose connection closes before its body has ended, and returns what stops watching (null when there is
+ * nothing to watch).
+ * Node aborts such a request itself only while its response is unfinished: once an app or a timeout middleware has
+ * answered first (say a 503 with `Connection: close`), the socket closes and nothing more happens on the request, so
+ * a reader waiting for its end or its abort would wait for good, holding its buffers, files and descriptors.
+ * Destroying the request there does what Node does for an unanswered one: 'aborted', then 'close'.
+ */
+export function endReadWithConnection (req: IncomingMessage, body: Readable): (() => void) | null {
+  const socket = (req as { socket?: unknown }).socket
+  // A fake's stream or an event-fed body ends with the fake; an HTTP/2 stream's session is not this request's.
+  if (body !== req || !(socket instanceof EventEmitter) || req.httpVersionMajor === 2) return null
+  const onClose = (): void => {
+    if (!req.complete && !req.destroyed) req.destroy()
+  }
+  if ((socket as Socket).destroyed) {
+    process.nextTick(onClose)
+    return null
+  }
+  socket.once('close', onClose)
+  return () => { socket.removeListener('close', onClose) }
+}
+
 /** The request's socket when it is a real, open one that can be half-closed (fakes, socket-less streams and HTTP/2 aside). */
 export function closableSocketOf (req: IncomingMessage): Socket | null {
   const socket = (req as { socket?: unknown }).socket as Socket | null | undefined

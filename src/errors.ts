@@ -124,6 +124,14 @@ function formatPath (path: StandardSchemaV1.Issue['path']): string {
   return text
 }
 
+/**
+ * What user code threw (a fileFilter, a storage engine), to be reported as thrown; `undefined` or `null` would read
+ * as no error to `next`, so such a throw becomes a 500 that says what was thrown.
+ */
+export function thrownByUser (thrown: unknown): unknown {
+  return thrown == null ? createError(500, 'a callback threw ' + String(thrown)) : thrown
+}
+
 /** 400 for a reading failure (raw-body's typed errors keep their status; zlib errors become 400). */
 export function readFailed (thrown: Thrown): createError.HttpError {
   const type = typeOf(thrown)

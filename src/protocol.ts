@@ -2,7 +2,6 @@
 import type { IncomingMessage } from 'http'
 import type { ServerHttp2Stream } from 'http2'
 import typeis from 'type-is'
-import { webRequestHasBody } from './sources/web'
 
 /** The stream of a request that came through node:http2's compatibility API (an Http2ServerRequest), else null. */
 export function http2StreamOf (req: IncomingMessage): ServerHttp2Stream | null {
@@ -12,15 +11,12 @@ export function http2StreamOf (req: IncomingMessage): ServerHttp2Stream | null {
 }
 
 /**
- * Whether the request carries a body. A Web Request has one when its `body` is not null. HTTP/1.x says so in its headers (type-is: Transfer-Encoding, or a numeric
+ * Whether a Node request carries a body. HTTP/1.x says so in its headers (type-is: Transfer-Encoding, or a numeric
  * Content-Length). HTTP/2 has no Transfer-Encoding and may send a body without Content-Length: its frames say it,
  * as there is no body only when the HEADERS frame ended the stream (RFC 9113 §8.1). `readHttp2WithoutLength`
  * false: such a body counts as none, as body-parser counts it (its app may read the stream itself).
  */
 export function hasBody (req: IncomingMessage, readHttp2WithoutLength: boolean): boolean {
-  // A Request says itself whether it has a body: one built in code declares no length.
-  const web = webRequestHasBody(req)
-  if (web !== null) return web
   if (typeis.hasBody(req)) return true
   if (!readHttp2WithoutLength) return false
   // Security/compat (issue 17): body-parser leaves such a body unread; it is read, limited and parsed as a chunked one.

@@ -8,12 +8,11 @@ import getRawBody from 'raw-body'
 import * as errors from './errors'
 import { inflateExactly, type InflaterAtOnce } from './inflate'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
-import { hasBody, http2StreamOf } from './protocol'
-import { bodyStreamOf, endReadWithConnection } from './sources/node'
-import { claimWebBody, headerOf, isWebRequestView, malformedWebLength, readWholeWebBody } from './sources/web'
+import { http2StreamOf } from './protocol'
+import { headerOf, sourceOf, type RequestSource } from './sources/source'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
-import { WireCounter, discardRest, parseLength } from './wire'
+import { WireCounter, parseLength } from './wire'
 
 /** Express's continuation: called once, with an error or without. */
 export type NextFunction = (err?: unknown) => void
@@ -88,7 +87,8 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     return
   }
   variant.prepareBody(req)
-  if (!hasBody(req, settings.readHttp2WithoutLength)) {
+  const source = sourceOf(req)
+  if (!source.hasBody(req, settings.readHttp2WithoutLength)) {
     if (debug.enabled) debug('skip empty body')
     passBody(settings, req, res, next, false)
     return
@@ -103,7 +103,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   // The stream the body is read from: the request itself, unless it is an event-only fake (node-mocks-http's). Made
   // when first needed: a Request read whole never needs its stream (making one is a tenth of a small body's time).
   let stream: Readable | null = null
-  const body = (): Readable => (stream ??= bodyStreamOf(req))
+  const body = (): Readable => (stream ??= source.bodyStream(req))
 
   let charset: string | null = null
   if (settings.acceptsCharset !== null) {
@@ -114,18 +114,18 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     }
   }
   variant.markRead(req)
-  // From here the read ends once, even when the connection closes under it after a response was sent first.
-  const stopWatching = isWebRequestView(req) ? null : endReadWithConnection(req, body())
-  if (stopWatching !== null) next = unwatchingFirst(next, stopWatching)
+  // From here the read has one owner: it ends once, also when the connection closes under it after a response was
+  // sent first, and what watches it is released then.
+  next = settleOnce(next, source.watchConnection(req, body()), debug)
 
   const contentEncoding = (headerOf(req, 'content-encoding') || 'identity').toLowerCase()
-  const refusal = refuseMalformedLength(req) ?? refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
+  const refusal = refuseMalformedLength(source, req) ?? refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
   if (refusal !== null) {
     refuse(settings.discard, req, body(), res, next, refusal as HttpError)
     return
   }
   // A Request's body that another reader holds is theirs, as one already read; known once its reader is asked for.
-  if (claimWebBody(req) === false) {
+  if (!source.claimBody(req)) {
     if (debug.enabled) debug('body already parsed')
     passBody(settings, req, res, next, false)
     return
@@ -138,7 +138,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     return
   }
   if (settings.stage !== null) {
-    readStreaming(settings, settings.stage, req, body, res, next, contentEncoding)
+    readStreaming(settings, settings.stage, source, req, body, res, next, contentEncoding)
     return
   }
   if (contentEncoding !== 'identity') {
@@ -155,15 +155,24 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     finish(settings, req, res, next, bytes as Buffer, charset)
   }
   // A Request is read with its own reader, with raw-body's limit and length rules (sources/web.ts).
-  if (readWholeWebBody(req, settings.limit, onBody)) return
+  if (source.readWhole(req, settings.limit, onBody)) return
   const options = { length: headerOf(req, 'content-length'), limit: settings.limit, encoding: null } as getRawBody.Options
   getRawBody(body(), options, onBody)
 }
 
-/** `next`, which first stops what watches the read (its connection); a reader's `next` takes the body too. */
-function unwatchingFirst (next: NextFunction, stopWatching: () => void): NextFunction {
+/**
+ * `next` as the read's one owner calls it: once (a second call, which would answer a request twice, is dropped),
+ * after what watches the read is released. A reader's `next` takes the body too.
+ */
+function settleOnce (next: NextFunction, release: (() => void) | null, debug: Debugger): NextFunction {
+  let settled = false
   return function settle (...args: unknown[]): void {
-    stopWatching()
+    if (settled) {
+      if (debug.enabled) debug('read settled twice: %o', args[0])
+      return
+    }
+    settled = true
+    if (release !== null) release()
     ;(next as (...given: unknown[]) => void)(...args)
   }
 }
@@ -257,12 +266,12 @@ function readInflated (settings: ReadSettings, req: BodyRequest, body: Readable,
  * against `limit` on the wire and after inflation, and the stage's result is handed on once both the stage and
  * the request have ended. Any failure stops the stage and removes what it stored before it is reported.
  */
-function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyRequest, bodyStream: () => Readable, res: ServerResponse, next: NextFunction,
-  contentEncoding: string): void {
+function readStreaming (settings: ReadSettings, stage: BodyStage, source: RequestSource, req: BodyRequest, bodyStream: () => Readable,
+  res: ServerResponse, next: NextFunction, contentEncoding: string): void {
   const { limit, debug } = settings
   const whole = contentEncoding === 'identity' && stage.readsWhole(req, limit)
   // A Request is read whole with its own reader, under raw-body's rules (sources/web.ts), without a Node stream.
-  if (whole && readWholeWebBody(req, limit, (err, bytes) => { startWhole(settings, stage, req, bodyStream, res, next, err, bytes) })) return
+  if (whole && source.readWhole(req, limit, (err, bytes) => { startWhole(settings, stage, req, bodyStream, res, next, err, bytes) })) return
   const body = bodyStream()
   const stateError = checkBeforeReading(req, body, limit)
   if (stateError !== null) {
@@ -304,13 +313,13 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, req: BodyReque
   const wire = new WireCounter(body, limit, declared, settleRead, function onWireEnd () {
     if (result !== null) settle(null)
   })
-  let source: Readable = body
+  let input: Readable = body
   if (inflater !== null) {
     inflater.on('error', settleRead)
     inflater.on('data', countInflated)
-    source = body.pipe(inflater)
+    input = body.pipe(inflater)
   }
-  const abort = stage.start(source, req, res, function onStaged (err, staged) {
+  const abort = stage.start(input, req, res, function onStaged (err, staged) {
     if (err !== null) {
       settle(err)
       return
@@ -361,7 +370,7 @@ function refuse (budget: DiscardBudget, req: BodyRequest, body: Readable, res: S
   next(err)
   // Security (issue 5): without this, Node reads the whole body off once the response is sent. Still in
   // time: the response's 'finish', where Node would start that, is emitted asynchronously.
-  discardRest(req, body, res, budget)
+  sourceOf(req).discardRest(req, body, res, budget)
 }
 
 /** Reports a failed read, with the rest of the body discarded within bounds. */
@@ -374,19 +383,21 @@ function fail (budget: DiscardBudget, req: BodyRequest, body: Readable, res: Ser
  * the rest of the body discarded within bounds.
  */
 function report (budget: DiscardBudget, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction, error: Error & { status?: number }): void {
-  if (error.status === 413 && !req.complete && http2StreamOf(req) === null) {
+  // What user code threw is reported as thrown: it need not be an object.
+  const status = error !== null && typeof error === 'object' ? error.status : undefined
+  if (status === 413 && !req.complete && http2StreamOf(req) === null) {
     // Security (issue 5): a body known to be too large (or, for multipart, one with too many or too large parts)
     // is answered at once, not after it was all read
     // (once every byte has arrived, reading them off is free and body-parser's order is kept). Over HTTP/2 the
     // answer comes after the read-off, as from body-parser: answered mid-upload, curl ends the stream short of its
     // Content-Length (PROTOCOL_ERROR) and Chromium's upload stalls; past the budget the stream alone is reset.
-    discardRest(req, body, res, budget)
+    sourceOf(req).discardRest(req, body, res, budget)
     next(error)
     return
   }
   // compat(v1, v2): other failures are reported once the rest of the body is read off, as body-parser
   // does, but within discardRest's bounds.
-  discardRest(req, body, res, budget, () => { next(error) })
+  sourceOf(req).discardRest(req, body, res, budget, () => { next(error) })
 }
 
 /** raw-body's checks before it reads: the declared length against `limit`, then the stream's state. */
@@ -402,8 +413,8 @@ function checkBeforeReading (req: BodyRequest, body: Readable, limit: number): H
  * A Content-Length that is not digits: Node's HTTP parser refuses such a request before any middleware runs; a
  * Request comes from runtimes that may pass it on (Hono's bodyLimit skipped such a body), so it is refused here.
  */
-function refuseMalformedLength (req: BodyRequest): HttpError | null {
-  const length = malformedWebLength(req)
+function refuseMalformedLength (source: RequestSource, req: BodyRequest): HttpError | null {
+  const length = source.malformedLength(req)
   return length === null ? null : errors.malformedContentLength(length)
 }
 
@@ -464,7 +475,7 @@ function passBody (settings: ReadSettings, req: BodyRequest, res: ServerResponse
   }
   // An unread body refused by the schema is an error known before reading: answered, then read off within bounds.
   validateBody(settings.schema, body, function afterCheck (err?: unknown) {
-    refuse(settings.discard, req, bodyStreamOf(req), res, next, err as HttpError)
+    refuse(settings.discard, req, sourceOf(req).bodyStream(req), res, next, err as HttpError)
   }, function onPassed (value) { settings.variant.deliverBody(req, next, value) })
 }
 

@@ -1,4 +1,5 @@
 // The bytes on the wire that are not the parsed body: a compressed body's wire count, and the bounded discard of an abandoned body.
+import { EventEmitter } from 'events'
 import type { IncomingMessage, ServerResponse } from 'http'
 import { constants as http2Constants, type ServerHttp2Stream } from 'http2'
 import type { Socket } from 'net'
@@ -8,8 +9,6 @@ import onFinished from 'on-finished'
 import * as errors from './errors'
 import type { DiscardBudget } from './options'
 import { http2StreamOf } from './protocol'
-import { closableSocketOf, whenBodyFinished } from './sources/node'
-import { headerOf, isWebRequestView } from './sources/web'
 
 /** A body that stops arriving for this long is given up on (nginx's `lingering_timeout`). */
 export const DISCARD_IDLE_MS = 5000
@@ -108,16 +107,10 @@ export class WireCounter {
  * Start it before the response is finished, or Node starts its own, unbounded, read-off. `body` is the stream
  * the body is read from: the request itself, or the stream fed by an event-only fake's events. A request
  * without a socket (a stream built by a test) has no connection to close: only the stream is read off or paused.
- * A Request's body is cancelled instead.
+ * This is a Node request's read-off (a Request's body is cancelled instead: sources/web.ts).
  */
 export function discardRest (req: IncomingMessage, body: Readable, res: ServerResponse | undefined, budget: DiscardBudget, onSettled?: () => void): void {
   if (body.readableEnded || body.destroyed) {
-    if (onSettled) process.nextTick(onSettled)
-    return
-  }
-  if (isWebRequestView(req)) {
-    // A Request has no connection to keep usable: its body is cancelled, and the runtime stops reading the upload.
-    body.destroy()
     if (onSettled) process.nextTick(onSettled)
     return
   }
@@ -127,7 +120,7 @@ export function discardRest (req: IncomingMessage, body: Readable, res: ServerRe
   // still uploading can then lose the response. Node closes a `Connection: close` response's socket with
   // destroySoon() right after the response; on this socket that becomes a half-close and a grace period.
   if (socket !== null) socket.destroySoon = lingerThenDestroy
-  const declared = parseLength(headerOf(req, 'content-length'))
+  const declared = parseLength(req.headers['content-length'])
   // A client that reads only after its upload cannot be served anyway: reading any of it would be wasted.
   if (!req.complete && declared !== null && declared > budget.bytes) {
     stopReading(req, body, res, socket, stream)
@@ -237,4 +230,37 @@ function destroyLater (socket: Socket): void {
 /** Whether `res` is a real response (the fake ones of tests and benchmarks are plain objects). */
 export function isResponse (res: ServerResponse | undefined): res is ServerResponse {
   return res != null && typeof res === 'object' && typeof res.setHeader === 'function' && typeof res.on === 'function'
+}
+
+/** The request's socket when it is a real, open one that can be half-closed (fakes, socket-less streams and HTTP/2 aside). */
+function closableSocketOf (req: IncomingMessage): Socket | null {
+  const socket = (req as { socket?: unknown }).socket as Socket | null | undefined
+  if (socket == null || typeof socket !== 'object') return null
+  return !socket.destroyed && typeof socket.end === 'function' && typeof socket.destroySoon === 'function' ? socket : null
+}
+
+/**
+ * Calls back once the body has been read to its end or its connection is gone: on-finished's answer (the end of
+ * the request, or the close of its socket) for a request read itself, with a real socket or none. A fake socket
+ * that is not an event emitter (serverless-express's plain object) cannot be watched, nor does an event-fed body
+ * have one: there the body stream's own end, error or close is the signal.
+ */
+function whenBodyFinished (req: IncomingMessage, body: Readable, callback: () => void): void {
+  const socket = (req as { socket?: unknown }).socket
+  if (body === req && (socket == null || socket instanceof EventEmitter)) {
+    onFinished(req, callback)
+    return
+  }
+  let called = false
+  const once = (): void => {
+    if (called) return
+    called = true
+    body.removeListener('end', once)
+    body.removeListener('error', once)
+    body.removeListener('close', once)
+    callback()
+  }
+  body.on('end', once)
+  body.on('error', once)
+  body.on('close', once)
 }

@@ -9,6 +9,7 @@ import type { FieldPartInfo, FilePartInfo, ParserConfig, PartCollector } from '.
 import type { FormPolicy } from '../multipart/part-reader'
 import type { BodyRequest } from '../variants'
 import { appendField, decodeFormName, exceedsArrayIndex, exceedsNesting } from './field-names'
+import { thrownByUser } from '../errors'
 import { MulterError, asClientError, unreadableFileName } from './multer-error'
 import type { MulterFile, StorageEngine } from './storage'
 
@@ -282,7 +283,7 @@ class MulterUpload implements PartCollector {
         this.options.storage._handleFile(this.req, file, (storeErr, info) => { onStored(storeErr, info) })
       } catch (thrown) {
         // Deliberate difference from multer (whose process dies on it): a throwing engine is an error of the upload.
-        onStored(thrown, undefined, true)
+        onStored(thrownByUser(thrown), undefined, true)
       }
     }
     try {
@@ -294,7 +295,7 @@ class MulterUpload implements PartCollector {
         this.appender.removePlaceholder(placeholder)
         stream.resume()
       }
-      this.abortWithError(thrown)
+      this.abortWithError(thrownByUser(thrown))
     }
   }
 
@@ -332,7 +333,7 @@ class MulterUpload implements PartCollector {
   }
 
   fault (thrown: unknown): void {
-    this.abortWithError(thrown)
+    this.abortWithError(thrownByUser(thrown))
   }
 
   end (): void {
@@ -455,7 +456,7 @@ class MulterUpload implements PartCollector {
     try {
       this.options.storage._removeFile(this.req, file, once)
     } catch (thrown) {
-      once(thrown as Error)
+      once(thrownByUser(thrown) as Error)
     }
   }
 }

@@ -6,6 +6,7 @@ import os from 'os'
 import path from 'path'
 import { pipeline, type Readable } from 'stream'
 import { DISK_WRITE_BUFFER } from '../multipart/sinks'
+import { thrownByUser } from '../errors'
 import { MulterError } from './multer-error'
 
 /** A file as multer hands it to fileFilter and to a storage engine (and lists it, once stored). */
@@ -127,7 +128,7 @@ function callUser (choose: PathChooser, req: Request, file: MulterFile, fail: (e
   } catch (thrown) {
     if (answered) throw thrown
     answered = true
-    fail(thrown)
+    fail(thrownByUser(thrown))
   }
 }
 

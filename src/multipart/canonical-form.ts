@@ -1,7 +1,7 @@
 // The fast path for small forms as browsers, curl and fetch write them: parts found with Buffer.indexOf and read
 // in one pass, or null for anything else, which busboy then reads (test/multipart/fuzz.test.ts proves them equal).
 import type { BodyRequest } from '../variants'
-import { headerOf } from '../sources/web'
+import { headerOf } from '../sources/source'
 
 /** What a canonical part's headers say, as busboy would report it. */
 export interface PartHeaders {

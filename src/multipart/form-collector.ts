@@ -7,7 +7,7 @@ import onFinished from 'on-finished'
 import * as errors from '../errors'
 import type { UploadedFile } from '../types'
 import type { StageResult } from '../read'
-import { headerOf } from '../sources/web'
+import { headerOf } from '../sources/source'
 import { isResponse } from '../wire'
 import type { FieldAssembler, FormField } from './fields'
 import type { ParserConfig, PartCollector } from './part-collector'
@@ -156,7 +156,7 @@ function createCollector (settings: MultipartSettings, assembleFields: FieldAsse
       finish(errors.tooManyParts(settings.partLimit))
     },
     fault (thrown) {
-      finish(thrown as Error)
+      finish(errors.thrownByUser(thrown) as Error)
     },
     parserError (err, empty) {
       // An empty body is an empty form (as an empty urlencoded body is `{}`), not a form cut short.

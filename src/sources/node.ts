@@ -1,20 +1,34 @@
-// Where a Node request's body is read from: the request itself when it is a stream, else a stream fed by its events; and its socket, if it has one.
+// A Node request as a source: its headers, its protocol's word on the body, its body read from the request itself when
+// it is a stream (else from a stream fed by its events), its connection watched, and the rest of a refused body read off.
 import { EventEmitter } from 'events'
 import type { IncomingMessage } from 'http'
 import type { Socket } from 'net'
-import onFinished from 'on-finished'
 import { PassThrough, type Readable } from 'stream'
-import { webBodyStream } from './web'
+import { hasBody } from '../protocol'
+import { discardRest } from '../wire'
+import type { RequestSource } from './request-source'
+
+/** The source of an `IncomingMessage` (HTTP/1.x or HTTP/2), or of a stream or emitter with `headers` as tests build them. */
+export const nodeSource: RequestSource = {
+  header: (req, name) => req.headers[name] as string | undefined,
+  hasBody,
+  // Node's HTTP parser refuses such a length before any middleware runs.
+  malformedLength: () => null,
+  claimBody: () => true,
+  bodyStream: bodyStreamOf,
+  readWhole: () => false,
+  watchConnection: endReadWithConnection,
+  discardRest
+}
 
 /**
  * The stream the pipeline reads a request's body from. A real request, a `PassThrough` or `Readable.from()`
  * with `headers` (as users' tests build them) is read itself. A request-like that is only an event emitter
  * (node-mocks-http's, whose `send()` emits 'data' and 'end') is read through a stream fed by its events, so
  * that piping, pausing and the read-off after an error work on it too; the request object itself is left as it is.
- * A Request's body is read through a stream of Buffers made from it (sources/web.ts).
  */
-export function bodyStreamOf (req: IncomingMessage): Readable {
-  return webBodyStream(req) ?? (isReadableStream(req) ? req : streamFromEvents(req))
+function bodyStreamOf (req: IncomingMessage): Readable {
+  return isReadableStream(req) ? req : streamFromEvents(req)
 }
 
 function isReadableStream (req: IncomingMessage): boolean {
@@ -67,14 +81,13 @@ function streamFromEvents (req: IncomingMessage): Readable {
 }
 
 /**
- * Ends the read of a request whose connection closes before its body has ended, and returns what stops watching (null when there is
- * nothing to watch).
- * Node aborts such a request itself only while its response is unfinished: once an app or a timeout middleware has
+ * Ends the read of a request whose connection closes before its body has ended, and returns what stops watching
+ * (null when there is nothing to watch). Node aborts such a request itself only while its response is unfinished: once an app or a timeout middleware has
  * answered first (say a 503 with `Connection: close`), the socket closes and nothing more happens on the request, so
  * a reader waiting for its end or its abort would wait for good, holding its buffers, files and descriptors.
  * Destroying the request there does what Node does for an unanswered one: 'aborted', then 'close'.
  */
-export function endReadWithConnection (req: IncomingMessage, body: Readable): (() => void) | null {
+function endReadWithConnection (req: IncomingMessage, body: Readable): (() => void) | null {
   const socket = (req as { socket?: unknown }).socket
   // A fake's stream or an event-fed body ends with the fake; an HTTP/2 stream's session is not this request's.
   if (body !== req || !(socket instanceof EventEmitter) || req.httpVersionMajor === 2) return null
@@ -87,37 +100,4 @@ export function endReadWithConnection (req: IncomingMessage, body: Readable): ((
   }
   socket.once('close', onClose)
   return () => { socket.removeListener('close', onClose) }
-}
-
-/** The request's socket when it is a real, open one that can be half-closed (fakes, socket-less streams and HTTP/2 aside). */
-export function closableSocketOf (req: IncomingMessage): Socket | null {
-  const socket = (req as { socket?: unknown }).socket as Socket | null | undefined
-  if (socket == null || typeof socket !== 'object') return null
-  return !socket.destroyed && typeof socket.end === 'function' && typeof socket.destroySoon === 'function' ? socket : null
-}
-
-/**
- * Calls back once the body has been read to its end or its connection is gone: on-finished's answer (the end of
- * the request, or the close of its socket) for a request read itself, with a real socket or none. A fake socket
- * that is not an event emitter (serverless-express's plain object) cannot be watched, nor does an event-fed body
- * have one: there the body stream's own end, error or close is the signal.
- */
-export function whenBodyFinished (req: IncomingMessage, body: Readable, callback: () => void): void {
-  const socket = (req as { socket?: unknown }).socket
-  if (body === req && (socket == null || socket instanceof EventEmitter)) {
-    onFinished(req, callback)
-    return
-  }
-  let called = false
-  const once = (): void => {
-    if (called) return
-    called = true
-    body.removeListener('end', once)
-    body.removeListener('error', once)
-    body.removeListener('close', once)
-    callback()
-  }
-  body.on('end', once)
-  body.on('error', once)
-  body.on('close', once)
 }

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'http'
 import { Readable } from 'stream'
 import * as errors from '../errors'
 import type { WebBodyStream, WebRequest } from '../types'
+import type { RequestSource } from './request-source'
 
 /** Where a request view keeps its Request and, once made, the body stream read from it. */
 const SOURCE = Symbol('bodykit.webRequest')
@@ -66,21 +67,27 @@ export class RequestView {
   get url (): string { return this[SOURCE].request.url }
 }
 
-/**
- * A request header as the pipeline reads it (a lower-case name): a Node request's from its `headers`, a Request's
- * from its own Headers until its view's copy is made.
- */
-export function headerOf (req: { readonly headers: IncomingHttpHeaders }, name: string): string | undefined {
-  return req instanceof RequestView ? req.header(name) : req.headers[name] as string | undefined
-}
-
 function sourceOf (req: object): WebSource | undefined {
   return req instanceof RequestView ? req[SOURCE] : undefined
 }
 
-/** Whether the request came from a Request. */
-export function isWebRequestView (req: object): boolean {
-  return sourceOf(req) !== undefined
+/**
+ * The source of a Request's view: its own headers, its `body` to say whether it has one, its body read with its own
+ * reader (or as a stream of Buffers made from it), and a refused body cancelled. A Request has no connection to watch.
+ */
+export const webSource: RequestSource = {
+  header: (req, name) => (req as unknown as RequestView).header(name),
+  hasBody: (req) => webRequestHasBody(req) as boolean,
+  malformedLength: malformedWebLength,
+  claimBody: (req) => claimWebBody(req) !== false,
+  bodyStream: (req) => webBodyStream(req) as Readable,
+  readWhole: readWholeWebBody,
+  watchConnection: () => null,
+  discardRest (_req, body, _res, _budget, onSettled) {
+    // A Request has no connection to keep usable: its body is cancelled, and the runtime stops reading the upload.
+    if (!body.readableEnded && !body.destroyed) body.destroy()
+    if (onSettled) process.nextTick(onSettled)
+  }
 }
 
 /**

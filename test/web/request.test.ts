@@ -7,7 +7,8 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { describeError, serialise } from '../differential/harness'
 import { readJson, readMultipart, readRaw, readText, readUrlencoded } from '../../src/index'
-import { headerOf, viewOfWebRequest } from '../../src/sources/web'
+import { headerOf } from '../../src/sources/source'
+import { viewOfWebRequest } from '../../src/sources/web'
 import { drawn, encode, headersFor, split, type Drawn, type Kind } from '../sources/drawn-bodies'
 
 const RUNS = Number(process.env.WEB_REQUEST_RUNS ?? 400)

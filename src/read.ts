@@ -166,14 +166,14 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
  */
 function settleOnce (next: NextFunction, release: (() => void) | null, debug: Debugger): NextFunction {
   let settled = false
-  return function settle (...args: unknown[]): void {
+  return function settle (err?: unknown, body?: unknown): void {
     if (settled) {
-      if (debug.enabled) debug('read settled twice: %o', args[0])
+      if (debug.enabled) debug('read settled twice: %o', err)
       return
     }
     settled = true
     if (release !== null) release()
-    ;(next as (...given: unknown[]) => void)(...args)
+    ;(next as (err: unknown, body: unknown) => void)(err, body)
   }
 }
 

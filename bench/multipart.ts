@@ -92,7 +92,7 @@ function readInProcess (fastPath: boolean): Promise<number> {
     const config = { defParamCharset: 'utf8', limits: {} }
     const source = new Readable({ read () {} })
     const req = { headers: { 'content-type': TYPE } } as unknown as IncomingMessage
-    createMultipartStage({ check: () => null, fastPath, endsAtClosingDelimiter: false, begin: () => ({ config, collector }) }).start(source, req, undefined, () => {})
+    createMultipartStage({ check: () => null, fastPath, begin: () => ({ config, collector }) }).start(source, req, undefined, () => {})
     started = process.hrtime.bigint()
     source.push(filePreface)
     let index = 0

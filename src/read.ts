@@ -3,7 +3,6 @@ import type { ServerResponse } from 'http'
 import type { Readable, Transform } from 'stream'
 import type { Debugger } from 'debug'
 import type { HttpError } from 'http-errors'
-import iconv from 'iconv-lite'
 import getRawBody from 'raw-body'
 import * as errors from './errors'
 import { inflateExactly, type InflaterAtOnce } from './inflate'
@@ -449,7 +448,7 @@ function finish (settings: ReadSettings, req: BodyRequest, res: ServerResponse, 
   let decoded: string | Buffer = body
   let parsed: unknown
   try {
-    if (charset !== null) decoded = decode(body, charset)
+    if (charset !== null) decoded = settings.variant.decode(body, charset)
     parsed = settings.parse(decoded as string & Buffer, charset)
   } catch (err) {
     next(errors.parseFailed(err, decoded))
@@ -528,15 +527,6 @@ function settleValidation (body: unknown, result: unknown, refuse: NextFunction,
   if (issues === undefined) deliver(value)
   else if (Array.isArray(issues)) refuse(errors.validationFailed(issues as StandardSchemaV1.Issue[], body))
   else refuse(errors.validationCrashed(new TypeError('schema validate returned issues that are not an array')))
-}
-
-/** iconv-lite's decoding; utf-8 (nearly every request) takes Node's native decoder, which agrees with it. */
-function decode (body: Buffer, charset: string): string {
-  if (charset === 'utf-8' || charset === 'utf8') {
-    const text = body.toString('utf8')
-    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
-  }
-  return iconv.decode(body, charset)
 }
 
 /** Stops and frees a decompressor at once when reading ended, so late zlib errors cannot go unhandled. */

@@ -4,6 +4,7 @@ import type { Transform } from 'stream'
 import zlib from 'zlib'
 import iconv from 'iconv-lite'
 import onFinished from 'on-finished'
+import { decodeBody, decodeBodyAsIconv04 } from './decode'
 import { readContentTypeLeniently, readContentTypeStrictly, type ContentTypeReader } from './content-type'
 import { atOnce, type InflaterAtOnce } from './inflate'
 
@@ -39,6 +40,8 @@ export interface Variant {
   readonly inflatersAtOnce: ReadonlyMap<string, InflaterAtOnce>
   /** Whether a charset can be decoded (iconv-lite's knowledge, as of the body-parser release mimicked). */
   readonly knowsCharset: (charset: string) => boolean
+  /** Decodes a body in a charset it knows, as that iconv-lite does (a BOM is stripped). */
+  readonly decode: (body: Buffer, charset: string) => string
   /** The default of `readHttp2WithoutLength`: whether an HTTP/2 body sent without Content-Length is read. */
   readonly readsHttp2WithoutLength: boolean
   /** With `verify`, whether an unknown charset is reported before an unsupported Content-Encoding. */
@@ -124,6 +127,7 @@ export const modern: Variant = {
     ...(atOnce.zstd ? [['zstd', atOnce.zstd] as [string, InflaterAtOnce]] : [])
   ]),
   knowsCharset: cachedCharsetCheck((charset) => iconv.encodingExists(charset)),
+  decode: decodeBody,
   // Issue 17: read, limited and parsed as a chunked body would be.
   readsHttp2WithoutLength: true,
   charsetErrorFirst: true,
@@ -150,6 +154,7 @@ export const legacy: Variant = {
   decompressors: new Map(inflaters),
   inflatersAtOnce: new Map([['deflate', atOnce.deflate], ['gzip', atOnce.gzip]]),
   knowsCharset: cachedCharsetCheck(isKnownToIconv04),
+  decode: decodeBodyAsIconv04,
   // compat(v1): body-parser 1.x counts it as no body and leaves the stream to the app, which Express 4 apps rely on.
   readsHttp2WithoutLength: false,
   charsetErrorFirst: false,

@@ -79,8 +79,6 @@ export function createMulterPolicy (setup: () => MulterSetup): FormPolicy {
     },
     // Whether a form can be read there is decided per request, from busboy's configuration (charsets, paths).
     fastPath: true,
-    // compat(multer): busboy reads on to the end of the piece its closing delimiter came in.
-    endsAtClosingDelimiter: false,
     begin (req, _res, done) {
       const options = setup()
       let limits = options.limits

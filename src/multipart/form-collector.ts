@@ -34,7 +34,6 @@ export function createFormPolicy (settings: MultipartSettings, assembleFields: F
       return readBoundary(headerOf(req, 'content-type') ?? '') === null ? errors.invalidBoundary() : null
     },
     fastPath: true,
-    endsAtClosingDelimiter: true,
     begin: (_req, res, done) => ({ config, collector: createCollector(settings, assembleFields, res, done) })
   }
 }

@@ -58,12 +58,6 @@ export interface FormPolicy {
   /** Whether a small canonical body may be read by the fast path instead of busboy. */
   readonly fastPath: boolean
   /**
-   * Whether nothing after the closing delimiter is read (RFC 2046 §5.1.1: an epilogue), so that a form is the same
-   * however its body is split. busboy reads on to the end of the piece the closing delimiter came in (multer's answer
-   * then depends on the split, which bodykit/multer keeps).
-   */
-  readonly endsAtClosingDelimiter: boolean
-  /**
    * One request's reading: busboy's configuration (charsets and the limits busboy counts) and the collector the
    * parts go to, which calls `done` once, with the error or the form. May throw (multer's `limits` function).
    */
@@ -91,12 +85,11 @@ export function createMultipartStage (policy: FormPolicy): BodyStage {
         return (callback) => { process.nextTick(callback) }
       }
       const { config, collector } = reading
-      const endsAtClose = policy.endsAtClosingDelimiter
       const form = policy.fastPath ? readsLikeBusboy(headerOf(req, 'content-type') as string, config, UNDECLARED_AS_BYTES) : null
       if (!Buffer.isBuffer(input)) {
-        if (form === null) return readWithBusboy(config, collector, input, req, endsAtClose)
+        if (form === null) return readWithBusboy(config, collector, input, req)
         return readCanonicalStream(input, form, config, collector, (pieces, used, empty, readingOn) =>
-          readWithBusboy(withCountsUsed(config, used), readingOn, input, req, endsAtClose, pieces, empty))
+          readWithBusboy(withCountsUsed(config, used), readingOn, input, req, pieces, empty))
       }
       // An empty body is the policy's to judge (an empty form to multipart(), busboy's error to multer): busboy says which.
       const parts = form === null || input.length === 0 ? null : readCanonicalFormSafely(input, form.boundary, form.names)
@@ -113,7 +106,7 @@ export function createMultipartStage (policy: FormPolicy): BodyStage {
       const stream = new Readable({ read () {} })
       stream.push(input)
       stream.push(null)
-      return readWithBusboy(config, collector, stream, req, endsAtClose)
+      return readWithBusboy(config, collector, stream, req)
     }
   }
 }
@@ -138,7 +131,7 @@ function withCountsUsed (config: ParserConfig, used: UsedCounts): ParserConfig {
  * Reads a body stream with busboy: first the `leading` pieces (the rest of a form another reader began, from a
  * delimiter on), then the source. `empty`: whether no byte of the body has arrived yet. Returns the stage's abort.
  */
-function readWithBusboy (config: ParserConfig, collector: PartCollector, source: Readable, req: BodyRequest, endsAtClose: boolean,
+function readWithBusboy (config: ParserConfig, collector: PartCollector, source: Readable, req: BodyRequest,
   leading: Buffer[] = [], emptySoFar = true): StageAbort {
   let parser: busboy.Busboy
   const undeclared = config.defCharset === UNDECLARED_AS_BYTES ? new UndeclaredCharset() : null
@@ -184,7 +177,8 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
     source.removeListener('data', onData)
     collector.end()
   })
-  if (endsAtClose) endAtClosingDelimiter(parser)
+  // A form ends at its closing delimiter, however its body is split (busboy alone reads on to the end of that piece).
+  endAtClosingDelimiter(parser)
   stopFeed = feedBusboy(parser, source, leading, () => failed, {
     fault (thrown) {
       failed = true

@@ -3,19 +3,20 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { PassThrough } from 'node:stream'
+import { PassThrough, type Readable } from 'node:stream'
 import { after, describe, it } from 'node:test'
 import busboy from 'busboy'
 import bodykit from '../../src/index'
 import multer from '../../src/multer'
-import { endAtClosingDelimiter } from '../../src/multipart/busboy-feed'
+import { endAtClosingDelimiter, feedBusboy } from '../../src/multipart/busboy-feed'
 
 type Delivery = 'whole' | 'bytes' | 'chunked'
 const DELIVERIES: Delivery[] = ['whole', 'bytes', 'chunked']
 
 /**
  * Found by coverage-guided fuzzing: a closing delimiter that is not the last in the first piece busboy reads, then a
- * file part. busboy 1.6 reads the part, then waits for good on a file it can never end (multer 2.5 hangs with it).
+ * file part. busboy 1.6 reads the part, then waits for good on a file it can never end (multer 2.5 hangs with it,
+ * but for a body that comes a byte at a time, which it reads as an empty form).
  */
 const NEVER_ENDED = Buffer.from('\r\n--X--\r\n--X\r\n--X\r\nContent-Disposition:form-data;name="e";filename="t"\r\ne:\r\n\r\nf', 'latin1')
 /** A field after the closing delimiter: busboy reads it only when it comes in the delimiter's own piece. */
@@ -85,17 +86,43 @@ describe('a form busboy never finishes', () => {
   })
 
   for (const storage of ['memory', 'disk'] as const) {
-    it(`bodykit/multer (${storage}): answered once with busboy's "Unexpected end of form" where multer hangs, no file left`, async () => {
+    it(`bodykit/multer (${storage}): an empty form, once, whatever the split (multer hangs, but for a byte at a time)`, async () => {
       const upload = storage === 'memory' ? multer() : multer({ dest: directory })
       for (const delivery of DELIVERIES) {
-        const seen = await answer(upload.any(), NEVER_ENDED, delivery)
-        assert.equal(seen.calls, 1, delivery)
-        assert.equal(seen.status, 400, delivery)
-        assert.equal(seen.message, 'Unexpected end of form', delivery)
+        assert.deepEqual(await answer(upload.any(), NEVER_ENDED, delivery), { calls: 1, status: undefined, type: undefined, message: undefined, body: {} }, delivery)
       }
       assert.deepEqual(fs.readdirSync(directory), [])
     })
   }
+
+  it('busboy alone, fed by the feed, is stopped as stalled once it has read every byte (the guard under the hook)', async () => {
+    const parser = busboy({ headers: { 'content-type': 'multipart/form-data; boundary=X' } })
+    const files: Readable[] = []
+    parser.on('file', (_name: string, stream: Readable) => {
+      files.push(stream)
+      stream.on('error', () => {})
+      stream.resume()
+    })
+    parser.on('error', () => {})
+    const source = new PassThrough()
+    const outcome = await new Promise<string>((resolve) => {
+      feedBusboy(parser, source, [], () => false, { fault: (thrown) => { resolve('fault: ' + String(thrown)) }, stalled: () => { resolve('stalled') } })
+      source.end(NEVER_ENDED)
+    })
+    assert.equal(outcome, 'stalled')
+    assert.equal(files.length, 1, 'busboy began the file it then waited on')
+  })
+
+  it('a throw from what busboy calls is the feed\'s fault, not an uncaught exception', async () => {
+    const parser = busboy({ headers: { 'content-type': 'multipart/form-data; boundary=X' } })
+    parser.on('field', () => { throw new Error('listener threw') })
+    const source = new PassThrough()
+    const outcome = await new Promise<string>((resolve) => {
+      feedBusboy(parser, source, [], () => false, { fault: (thrown) => { resolve('fault: ' + (thrown as Error).message) }, stalled: () => { resolve('stalled') } })
+      source.end(Buffer.from('--X\r\nContent-Disposition: form-data; name="a"\r\n\r\nv\r\n--X--\r\n'))
+    })
+    assert.equal(outcome, 'fault: listener threw')
+  })
 })
 
 describe('parts after the closing delimiter', () => {

@@ -159,7 +159,7 @@ function recordingCollector (pace: Pace): { collector: PartCollector, log: Log, 
 /** One reading of the case's bytes by the multipart stage, with or without the fast path. */
 async function read (drawn: Case, body: Buffer, fastPath: boolean): Promise<{ log: Log, listeners: Record<string, number>, piped: boolean }> {
   const { collector, log, quiet } = recordingCollector(drawn.pace)
-  const policy: FormPolicy = { check: () => null, fastPath, endsAtClosingDelimiter: false, begin: () => ({ config: drawn.config, collector }) }
+  const policy: FormPolicy = { check: () => null, fastPath, begin: () => ({ config: drawn.config, collector }) }
   const source = new Readable({ read () {} })
   let piped = false
   // Counted for the report: whether busboy read on from the source itself (a hand-over before its end).

@@ -1,7 +1,7 @@
 // Runs the Jazzer.js fuzz targets (test/fuzz/targets/) one after another on one core, each for a time budget:
-//   npm run fuzz:jazzer                         every target, FUZZ_SECONDS (default 1800) each
-//   FUZZ_SECONDS=300 npm run fuzz:jazzer -- json multipart    some targets
-//   FUZZ_KNOWN=multipart:hang npm run fuzz:jazzer           log a finding class already reported and go on
+//   npm run fuzz                                every target, FUZZ_SECONDS (default 1800) each
+//   FUZZ_SECONDS=300 npm run fuzz -- json multipart    some targets
+//   FUZZ_KNOWN=multipart:hang npm run fuzz                  log a finding class already reported and go on
 // Each target is bundled with esbuild (with src/, so bodykit's code is instrumented; packages stay external), then run by
 // Jazzer with its corpus folder first (new inputs accumulate there), its dictionary, and findings written to
 // test/fuzz/findings/<target>/ (git-ignored) with the run's log. Prints per target: executions, exec/s, coverage

@@ -24,8 +24,8 @@ export interface StageResult {
   readonly fields: unknown
   /** null when the parser takes no files. */
   readonly files: readonly unknown[] | null
-  /** Removes what the stage stored (disk files), when the body is refused after all (`schema`). */
-  readonly release: () => void
+  /** Removes what the stage stored (disk files), when the body is refused after all (`schema`), then calls back. */
+  readonly release: (callback: () => void) => void
 }
 
 /**
@@ -50,6 +50,14 @@ export interface BodyStage {
  * failed and was still cleaning up.
  */
 export type StageAbort = (callback: (own?: Error) => void) => void
+
+/**
+ * What a read's owner knows besides settling it (settleOnce): whom to tell when the connection closes while the read
+ * still waits, set by the path that may wait on user code (a streaming stage).
+ */
+interface ReadLifetime {
+  onGone: (() => void) | null
+}
 
 /** Everything a middleware needs per request, fixed when the middleware is created. */
 export interface ReadSettings {
@@ -115,7 +123,8 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   variant.markRead(req)
   // From here the read has one owner: it ends once, also when the connection closes under it after a response was
   // sent first, and what watches it is released then.
-  next = settleOnce(next, source.watchConnection(req, body()), debug)
+  const lifetime: ReadLifetime = { onGone: null }
+  next = settleOnce(next, source.watchRead(req, body(), () => { lifetime.onGone?.() }), debug)
 
   const contentEncoding = (headerOf(req, 'content-encoding') || 'identity').toLowerCase()
   const refusal = refuseMalformedLength(source, req) ?? refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
@@ -137,7 +146,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     return
   }
   if (settings.stage !== null) {
-    readStreaming(settings, settings.stage, source, req, body, res, next, contentEncoding)
+    readStreaming(settings, settings.stage, source, lifetime, req, body, res, next, contentEncoding)
     return
   }
   if (contentEncoding !== 'identity') {
@@ -265,12 +274,12 @@ function readInflated (settings: ReadSettings, req: BodyRequest, body: Readable,
  * against `limit` on the wire and after inflation, and the stage's result is handed on once both the stage and
  * the request have ended. Any failure stops the stage and removes what it stored before it is reported.
  */
-function readStreaming (settings: ReadSettings, stage: BodyStage, source: RequestSource, req: BodyRequest, bodyStream: () => Readable,
-  res: ServerResponse, next: NextFunction, contentEncoding: string): void {
+function readStreaming (settings: ReadSettings, stage: BodyStage, source: RequestSource, lifetime: ReadLifetime, req: BodyRequest,
+  bodyStream: () => Readable, res: ServerResponse, next: NextFunction, contentEncoding: string): void {
   const { limit, debug } = settings
   const whole = contentEncoding === 'identity' && stage.readsWhole(req, limit)
   // A Request is read whole with its own reader, under raw-body's rules (sources/web.ts), without a Node stream.
-  if (whole && source.readWhole(req, limit, (err, bytes) => { startWhole(settings, stage, req, bodyStream, res, next, err, bytes) })) return
+  if (whole && source.readWhole(req, limit, (err, bytes) => { startWhole(settings, stage, lifetime, req, bodyStream, res, next, err, bytes) })) return
   const body = bodyStream()
   const stateError = checkBeforeReading(req, body, limit)
   if (stateError !== null) {
@@ -278,7 +287,7 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
     return
   }
   if (whole && isUntouched(body)) {
-    readWhole(settings, stage, req, body, res, next)
+    readWhole(settings, stage, lifetime, req, body, res, next)
     return
   }
   if (debug.enabled) debug('read body as a stream')
@@ -291,6 +300,7 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
   const settle = (err: Error | null): void => {
     if (settled) return
     settled = true
+    lifetime.onGone = null
     wire.stop()
     if (inflater !== null) {
       inflater.removeListener('data', countInflated)
@@ -302,7 +312,14 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
     }
     body.unpipe()
     // A stage that had already failed (multer: a limit waiting for a write) reports its own error, as multer does.
-    abort((own) => { report(settings.discard, req, body, res, next, own ?? err) })
+    let reported = false
+    const reportOnce = (error: Error): void => {
+      if (reported) return
+      reported = true
+      lifetime.onGone = null
+      report(settings.discard, req, body, res, next, error)
+    }
+    abort((own) => { reportOnce(own ?? err) })
   }
   const countInflated = (chunk: Buffer): void => {
     inflatedBytes += chunk.length
@@ -326,29 +343,69 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
     result = staged as StageResult
     if (wire.ended) settle(null)
   })
+  lifetime.onGone = () => {
+    if (settled) return
+    settled = true
+    wire.stop()
+    if (inflater !== null) {
+      inflater.removeListener('data', countInflated)
+      detachInflater(body, inflater)
+    }
+    body.unpipe()
+    answerGone(abort, next, wire.received, declared)
+  }
 }
 
 /** A small body: read whole by raw-body (limit, length, aborts, as for the other parsers), then given to the stage at once. */
-function readWhole (settings: ReadSettings, stage: BodyStage, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction): void {
+function readWhole (settings: ReadSettings, stage: BodyStage, lifetime: ReadLifetime, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction): void {
   if (settings.debug.enabled) settings.debug('read small body whole')
   const options = { length: headerOf(req, 'content-length'), limit: settings.limit, encoding: null } as getRawBody.Options
   getRawBody(body, options, function onBody (err: getRawBody.RawBodyError | null, bytes: Buffer) {
-    startWhole(settings, stage, req, () => body, res, next, err, bytes)
+    startWhole(settings, stage, lifetime, req, () => body, res, next, err, bytes)
   })
 }
 
 /** Gives a body read whole to the stage, or reports why it could not be read. */
-function startWhole (settings: ReadSettings, stage: BodyStage, req: BodyRequest, body: () => Readable, res: ServerResponse, next: NextFunction,
+function startWhole (settings: ReadSettings, stage: BodyStage, lifetime: ReadLifetime, req: BodyRequest, body: () => Readable, res: ServerResponse, next: NextFunction,
   err: getRawBody.RawBodyError | Error | null, bytes?: Buffer): void {
   if (err) {
     fail(settings.discard, req, body(), res, next, err)
     return
   }
+  let settled = false
   const abort = stage.start(bytes as Buffer, req, res, function onStaged (stageErr, staged) {
-    if (stageErr !== null) abort(() => { report(settings.discard, req, body(), res, next, stageErr) })
-    else deliverStaged(settings, req, next, staged as StageResult)
+    if (settled) return
+    settled = true
+    lifetime.onGone = null
+    if (stageErr === null) {
+      deliverStaged(settings, req, next, staged as StageResult)
+      return
+    }
+    let reported = false
+    const reportOnce = (): void => {
+      if (reported) return
+      reported = true
+      lifetime.onGone = null
+      report(settings.discard, req, body(), res, next, stageErr)
+    }
+    abort(reportOnce)
   })
+  lifetime.onGone = () => {
+    if (settled) return
+    settled = true
+    answerGone(abort, next, (bytes as Buffer).length, parseLength(headerOf(req, 'content-length')))
+  }
 }
+
+/**
+ * The connection closed while a stage still waited (on a fileFilter or a storage engine that may never call back):
+ * the stage is stopped and removes what it stored (its abort does not wait for pending files), then `next` gets the
+ * abort, or the stage's own error when it had failed first.
+ */
+function answerGone (abort: StageAbort, next: NextFunction, received: number, expected: number | null): void {
+  abort((own) => { next(own ?? errors.requestAborted(received, expected)) })
+}
+
 
 /** The stage's fields, checked by the schema, go to `req.body` and its files to `req.files` (`variant.deliverForm`). */
 function deliverStaged (settings: ReadSettings, req: BodyRequest, next: NextFunction, result: StageResult): void {
@@ -358,8 +415,7 @@ function deliverStaged (settings: ReadSettings, req: BodyRequest, next: NextFunc
     return
   }
   validateBody(settings.schema, result.fields, function onRefused (err) {
-    result.release()
-    next(err)
+    result.release(() => { next(err) })
   }, deliver)
 }
 

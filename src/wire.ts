@@ -247,7 +247,9 @@ function closableSocketOf (req: IncomingMessage): Socket | null {
  */
 function whenBodyFinished (req: IncomingMessage, body: Readable, callback: () => void): void {
   const socket = (req as { socket?: unknown }).socket
-  if (body === req && (socket == null || socket instanceof EventEmitter)) {
+  // on-finished takes a stream that can be written (a test's PassThrough) for a response, and waits for its 'finish'.
+  const writable = typeof (req as { write?: unknown }).write === 'function'
+  if (body === req && !writable && (socket == null || socket instanceof EventEmitter)) {
     onFinished(req, callback)
     return
   }

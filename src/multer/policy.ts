@@ -184,6 +184,13 @@ class MulterUpload implements PartCollector {
       countsAsWrite = false
       this.writeEnded()
     }
+    // The engine's own listeners on the file's stream (a 'data' handler) run on later turns too, outside any call of
+    // the reader: a throw from one is caught where the stream emits, as that file's storage failure.
+    let failStore: ((thrown: unknown) => void) | null = null
+    catchListenerThrows(stream, (thrown) => {
+      if (failStore !== null) failStore(thrownByUser(thrown))
+      else this.abortWithError(thrownByUser(thrown))
+    })
     // Security (multer CVE-2025-7338): the error listener exists before the stream can emit.
     stream.on('error', (err) => {
       settleWrite()
@@ -277,6 +284,7 @@ class MulterUpload implements PartCollector {
         settleWrite()
         this.indicateDone()
       }
+      failStore = (thrown) => { onStored(thrown, undefined, true) }
       try {
         this.options.storage._handleFile(this.req, file, (storeErr, info) => { onStored(storeErr, info) })
       } catch (thrown) {
@@ -357,7 +365,9 @@ class MulterUpload implements PartCollector {
     // Security (multer CVE-2026-88932): a file whose engine is still choosing its path (its part already read) is
     // not on the removal list, and would be stored after next(err), then removed. Its stream is destroyed now, so
     // the disk engine never opens a file for it; the abort does not wait for engines, which may never answer.
-    for (const file of this.pending) if (file.path === undefined) (file.stream as Readable).destroy()
+    // Destroyed with an error: a stream that pushed its end but did not emit it yet would otherwise look ended to a
+    // pipeline(), which then never ends (nor closes) the engine's sink.
+    for (const file of this.pending) if (file.path === undefined) (file.stream as Readable).destroy(new Error('Unexpected end of file'))
     this.removeStored((storageErrors) => {
       if (isObject(held)) (held as { storageErrors?: Error[] }).storageErrors = storageErrors
       callback(held === null ? undefined : held as Error)
@@ -375,7 +385,7 @@ class MulterUpload implements PartCollector {
   private indicateDone (): void {
     if (!this.readFinished || this.pendingWrites !== 0 || this.errorOccurred || this.finished) return
     this.finished = true
-    process.nextTick(this.done, null, { fields: this.req.body, files: null, release: noop })
+    process.nextTick(this.done, null, { fields: this.req.body, files: null, release: releaseNothing })
   }
 
   private abortWithCode (code: string, field?: string, filename?: string): void {
@@ -504,7 +514,23 @@ function removeItem (list: unknown[], item: unknown): void {
   if (index !== -1) list.splice(index, 1)
 }
 
-function noop (): void {}
+/** Makes a throw from any listener of `stream` (user code among them) a call of `onThrow`, not an exception of the emitter's caller. */
+function catchListenerThrows (stream: Readable, onThrow: (thrown: unknown) => void): void {
+  const emit = stream.emit
+  stream.emit = function emitCaught (this: Readable, event: string | symbol, ...args: unknown[]): boolean {
+    try {
+      return emit.call(this, event, ...args)
+    } catch (thrown) {
+      onThrow(thrown)
+      return true
+    }
+  } as Readable['emit']
+}
+
+/** multer's files are the app's once handed on: a refusal after that (none in multer) removes nothing. */
+function releaseNothing (callback: () => void): void {
+  process.nextTick(callback)
+}
 
 function isObject (value: unknown): value is object {
   return (value !== null && typeof value === 'object') || typeof value === 'function'

@@ -53,6 +53,9 @@ function randomName (_req: Request, _file: MulterFile, callback: PathCallback): 
   randomBytes(16, (err, bytes) => { callback(err, err ? undefined as unknown as string : bytes.toString('hex')) })
 }
 
+/** Files _handleFile is removing because they could not be written whole, and the removals waiting for it. */
+const discarding = new WeakMap<MulterFile, Array<() => void>>()
+
 /** A file being written, so that `_removeFile` closes its descriptor first. */
 const writers = new WeakMap<MulterFile, fs.WriteStream>()
 
@@ -89,18 +92,44 @@ class DiskStorage implements StorageEngine {
         file.path = finalPath
         writers.set(file, writer)
         writer.once('close', () => { writers.delete(file) })
+        // Deliberate difference from multer, which leaves it: a file that could not be written whole is removed
+        // (its descriptor closed first) before the error is reported.
+        const fail = (err: Error): void => {
+          discarding.set(file, [])
+          const unlink = (): void => {
+            fs.unlink(finalPath, () => {
+              const waiting = discarding.get(file) ?? []
+              discarding.delete(file)
+              delete file.path
+              for (const removed of waiting) removed()
+              callback(err)
+            })
+          }
+          if (writer.closed) unlink()
+          else writer.once('close', unlink)
+        }
         pipeline(stream, writer, (pipeErr) => {
-          if (pipeErr) return callback(pipeErr)
+          if (pipeErr) return fail(pipeErr)
           const info = { destination, filename, path: finalPath, size: writer.bytesWritten }
           if (!this.flush) return callback(null, info)
-          syncFile(file, finalPath, (syncErr) => { callback(syncErr, syncErr ? undefined : info) })
+          syncFile(file, finalPath, (syncErr) => {
+            if (syncErr) fail(syncErr)
+            else callback(null, info)
+          })
         })
       })
     })
   }
 
   _removeFile (_req: Request, file: MulterFile, callback: (error: Error | null) => void): void {
-    const filePath = file.path as string
+    const filePath = file.path
+    // A file that could not be written whole is removed by _handleFile itself: done once that is.
+    const failing = discarding.get(file)
+    if (failing !== undefined) {
+      failing.push(() => { callback(null) })
+      return
+    }
+    if (filePath === undefined) return callback(null)
     delete file.destination
     delete file.filename
     delete file.path

@@ -65,9 +65,9 @@ function createCollector (settings: MultipartSettings, assembleFields: FieldAsse
       return
     }
     const accepted = files as UploadedFile[]
-    const release = (): void => { removeAll(stored, noop) }
+    const release = (callback: () => void): void => { removeAll(stored, callback) }
     // Disk files live as long as the response: removed once it has finished, unless the handler moved them.
-    if (fileSettings?.storage === 'disk' && stored.length > 0 && isResponse(res)) onFinished(res, release)
+    if (fileSettings?.storage === 'disk' && stored.length > 0 && isResponse(res)) onFinished(res, () => { release(noop) })
     done(null, { fields: body, files: fileSettings === null ? null : accepted, release })
   }
   const maybeFinish = (): void => {

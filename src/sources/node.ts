@@ -17,7 +17,7 @@ export const nodeSource: RequestSource = {
   claimBody: () => true,
   bodyStream: bodyStreamOf,
   readWhole: () => false,
-  watchConnection: endReadWithConnection,
+  watchRead,
   discardRest
 }
 
@@ -81,23 +81,41 @@ function streamFromEvents (req: IncomingMessage): Readable {
 }
 
 /**
- * Ends the read of a request whose connection closes before its body has ended, and returns what stops watching
- * (null when there is nothing to watch). Node aborts such a request itself only while its response is unfinished: once an app or a timeout middleware has
- * answered first (say a 503 with `Connection: close`), the socket closes and nothing more happens on the request, so
- * a reader waiting for its end or its abort would wait for good, holding its buffers, files and descriptors.
- * Destroying the request there does what Node does for an unanswered one: 'aborted', then 'close'.
+ * Ends the read of a request whose connection or stream closes before its body has ended, tells `onGone` when the
+ * connection closes while the read still waits (on a storage engine, say), and returns what stops watching.
+ * - Node aborts a request itself only while its response is unfinished: once an app or a timeout middleware has
+ *   answered first (a 503 with `Connection: close`), the socket closes and nothing more happens on the request, and a
+ *   reader waiting for its end or its abort would wait for good, holding its buffers, files and descriptors.
+ *   Destroying the request there does what Node does for an unanswered one: 'aborted', then 'close'.
+ * - A stream with `headers` (a test's PassThrough) destroyed before its end emits only 'close', which raw-body does not
+ *   hear: it is told 'aborted', as a request cut short.
  */
-function endReadWithConnection (req: IncomingMessage, body: Readable): (() => void) | null {
+function watchRead (req: IncomingMessage, body: Readable, onGone: () => void): (() => void) | null {
+  // An event-fed body is told of its fake's close by streamFromEvents.
+  if (body !== req) return null
+  let aborted = false
+  const onAborted = (): void => { aborted = true }
+  const onBodyClose = (): void => {
+    if (!aborted && !body.readableEnded) body.emit('aborted')
+  }
+  body.once('aborted', onAborted)
+  body.once('close', onBodyClose)
   const socket = (req as { socket?: unknown }).socket
-  // A fake's stream or an event-fed body ends with the fake; an HTTP/2 stream's session is not this request's.
-  if (body !== req || !(socket instanceof EventEmitter) || req.httpVersionMajor === 2) return null
-  const onClose = (): void => {
+  // Only a server's connection: an HTTP/2 stream's session is not this request's, and a test's IncomingMessage over a
+  // bare socket never gets `complete`, so its socket's close says nothing of its body.
+  const watchSocket = socket instanceof EventEmitter && (socket as { server?: unknown }).server != null && req.httpVersionMajor !== 2
+  const onSocketClose = (): void => {
+    // A read waiting on user code is answered first: its cleanup may wait on that code for good.
+    onGone()
     if (!req.complete && !req.destroyed) req.destroy()
   }
-  if ((socket as Socket).destroyed) {
-    process.nextTick(onClose)
-    return null
+  if (watchSocket) {
+    if ((socket as Socket).destroyed) process.nextTick(onSocketClose)
+    else socket.once('close', onSocketClose)
   }
-  socket.once('close', onClose)
-  return () => { socket.removeListener('close', onClose) }
+  return () => {
+    body.removeListener('aborted', onAborted)
+    body.removeListener('close', onBodyClose)
+    if (watchSocket) socket.removeListener('close', onSocketClose)
+  }
 }

@@ -24,8 +24,11 @@ export interface RequestSource {
    * pipeline is to read the stream with raw-body instead.
    */
   readWhole (req: IncomingMessage, limit: number, callback: (err: Error | null, bytes?: Buffer) => void): boolean
-  /** Ends the read if the connection closes under it (the request is aborted); returns what stops watching, or null. */
-  watchConnection (req: IncomingMessage, body: Readable): (() => void) | null
+  /**
+   * Ends the read if its connection or stream closes under it (the body is aborted), and calls `onGone` when the
+   * connection closes while the read may still wait (on user code); returns what stops watching, or null.
+   */
+  watchRead (req: IncomingMessage, body: Readable, onGone: () => void): (() => void) | null
   /**
    * What is left of a refused body: read off within `budget` (a connection stays usable) or cancelled. `onSettled`
    * runs once the body ended or was given up on.

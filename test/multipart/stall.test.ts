@@ -6,9 +6,10 @@ import path from 'node:path'
 import { PassThrough, type Readable } from 'node:stream'
 import { after, describe, it } from 'node:test'
 import busboy from 'busboy'
+import fc from 'fast-check'
 import bodykit from '../../src/index'
 import multer from '../../src/multer'
-import { endAtClosingDelimiter, feedBusboy } from '../../src/multipart/busboy-feed'
+import { readAlikeHoweverSplit, feedBusboy } from '../../src/multipart/busboy-feed'
 
 type Delivery = 'whole' | 'bytes' | 'chunked'
 const DELIVERIES: Delivery[] = ['whole', 'bytes', 'chunked']
@@ -61,7 +62,7 @@ after(() => { fs.rmSync(directory, { recursive: true, force: true }) })
 
 describe('a form busboy never finishes', () => {
   it('pins the busboy internals the hook relies on', () => {
-    assert.equal(endAtClosingDelimiter(busboy({ headers: { 'content-type': 'multipart/form-data; boundary=X' } })), true)
+    assert.equal(readAlikeHoweverSplit(busboy({ headers: { 'content-type': 'multipart/form-data; boundary=X' } })), true)
   })
 
   for (const storage of ['memory', 'disk'] as const) {
@@ -144,5 +145,100 @@ describe('parts after the closing delimiter', () => {
     })
     assert.deepEqual(await read([PART_AFTER_CLOSE]), ['a'])
     assert.deepEqual(await read([PART_AFTER_CLOSE.subarray(0, 5), PART_AFTER_CLOSE.subarray(5)]), [])
+  })
+})
+
+/**
+ * Found by coverage-guided fuzzing: a delimiter with one `\r` before the next (`--X\r\r\n--X`). busboy loses the
+ * second delimiter when the `\r` comes in the same call as it (the body in one piece), and reads it when not.
+ */
+const LOST_DELIMITER = Buffer.from('--X\r\r\n--X\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--X--\r\n', 'latin1')
+/**
+ * Found by coverage-guided fuzzing: a delimiter inside a part's header block. busboy's header parser says it read a
+ * byte more than it was given when a header value ends its bytes, and busboy then reads the byte after them.
+ */
+const DELIMITER_IN_HEADER = Buffer.from('--X\r\nContent-Disposition: form-data; na\r\n--X--\r\n\r\n\r\n\xfe\r\n', 'latin1')
+
+interface Limits { fieldSize?: number, fileSize?: number, parts?: number, files?: number, fields?: number }
+
+/** What busboy reports for a body given in these pieces, through the feed: fields, files with their bytes, the first error. */
+function busboyReading (pieces: Buffer[], limits: Limits = {}, alike = true): Promise<string[]> {
+  return new Promise((resolve) => {
+    const seen: string[] = []
+    const parser = busboy({ headers: { 'content-type': 'multipart/form-data; boundary=X' }, limits })
+    if (alike) readAlikeHoweverSplit(parser)
+    let done = false
+    const finish = (last: string): void => {
+      if (done) return
+      done = true
+      seen.push(last)
+      resolve(seen)
+    }
+    parser.on('field', (name: string, value: string, info: { valueTruncated: boolean }) => { seen.push(`field ${JSON.stringify(name)}=${JSON.stringify(value)}${info.valueTruncated ? ' (truncated)' : ''}`) })
+    parser.on('file', (name: string, stream: Readable & { truncated?: boolean }, info: { filename?: string }) => {
+      const chunks: Buffer[] = []
+      const entry = seen.length
+      seen.push('')
+      stream.on('data', (chunk: Buffer) => { chunks.push(chunk) })
+      stream.on('error', () => {})
+      stream.on('end', () => { seen[entry] = `file ${JSON.stringify(name)} ${JSON.stringify(info.filename)}=${JSON.stringify(Buffer.concat(chunks).toString('latin1'))}${stream.truncated === true ? ' (truncated)' : ''}` })
+    })
+    for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit']) parser.on(limit, () => { seen.push(limit) })
+    parser.on('error', (err: Error) => { finish('error: ' + err.message) })
+    parser.on('close', () => { finish('close') })
+    const source = new PassThrough()
+    feedBusboy(parser, source, [], () => done, { fault: (thrown) => { finish('fault: ' + String(thrown)) }, stalled: () => { finish('stalled') } })
+    for (const piece of pieces) source.write(piece)
+    source.end()
+  })
+}
+
+const piecesAt = (body: Buffer, cuts: number[]): Buffer[] => {
+  const points = [...new Set(cuts.map((cut) => cut % (body.length + 1)))].sort((a, b) => a - b)
+  return [0, ...points].map((start, i) => body.subarray(start, [...points, body.length][i]))
+}
+const bytesOf = (body: Buffer): Buffer[] => Array.from(body, (byte) => Buffer.from([byte]))
+
+describe('delimiters busboy reads by the split', () => {
+  for (const [name, body] of [['a lost delimiter', LOST_DELIMITER], ['a delimiter inside a header block', DELIMITER_IN_HEADER]] as const) {
+    it(`${name}: busboy alone reads it one way whole and another in some splits (why the hook exists)`, async () => {
+      const whole = await busboyReading([body], {}, false)
+      const readings = new Set<string>()
+      for (let cut = 1; cut < body.length; cut++) readings.add(JSON.stringify(await busboyReading(piecesAt(body, [cut]), {}, false)))
+      assert.ok(readings.size > 1 || !readings.has(JSON.stringify(whole)), `busboy read ${name} alike in every split`)
+    })
+
+    it(`${name}: with the hook, one reading for every two-piece split and a byte at a time`, async () => {
+      const whole = await busboyReading([body])
+      for (let cut = 1; cut < body.length; cut++) assert.deepEqual(await busboyReading(piecesAt(body, [cut])), whole, `cut at ${cut}`)
+      assert.deepEqual(await busboyReading(bytesOf(body)), whole, 'a byte at a time')
+    })
+
+    for (const [label, make] of [['multipart()', () => bodykit.multipart({ files: { storage: 'memory' } })], ['bodykit/multer', () => multer().any()]] as const) {
+      it(`${name}: ${label} answers once, the same whatever the split`, async () => {
+        const answers = []
+        for (const delivery of DELIVERIES) answers.push(await answer(make() as never, body, delivery))
+        for (const seen of answers) assert.equal(seen.calls, 1)
+        assert.deepEqual(answers[1], answers[0], 'a byte at a time against whole')
+        assert.deepEqual(answers[2], answers[0], 'chunked against whole')
+      })
+    }
+  }
+
+  // Bodies made of the pieces that confuse a delimiter search: delimiters with and without their line break, lone
+  // CR, LF and dashes, part headers cut anywhere, and data; with small limits, so that each is met mid-piece.
+  const token = fc.constantFrom('--X', '\r\n--X', '--X--', '\r\n', '\r', '\n', '-', '--', 'a', '\xfe', ':', ' ', '"',
+    'Content-Disposition: form-data; name="f"', 'Content-Disposition: form-data; name="g"; filename="t.txt"', '; na', 'Content-Type: text/plain',
+    '\r\n\r\n', 'data', 'x'.repeat(40))
+  const bodyArb = fc.array(token, { maxLength: 24 }).map((tokens) => Buffer.from(tokens.join(''), 'latin1'))
+  const limitsArb = fc.record({ fieldSize: fc.constantFrom(undefined, 1, 3, 64), fileSize: fc.constantFrom(undefined, 1, 3, 64), parts: fc.constantFrom(undefined, 1, 2, 3), files: fc.constantFrom(undefined, 1, 2), fields: fc.constantFrom(undefined, 1, 2) }, { requiredKeys: [] })
+
+  it('with the hook, drawn bodies and limits read alike whole, in drawn pieces and a byte at a time', async () => {
+    await fc.assert(fc.asyncProperty(bodyArb, limitsArb, fc.array(fc.nat(), { minLength: 1, maxLength: 6 }), async (body, drawn, cuts) => {
+      const limits = Object.fromEntries(Object.entries(drawn).filter(([, value]) => value !== undefined)) as Limits
+      const whole = await busboyReading([body], limits)
+      assert.deepEqual(await busboyReading(piecesAt(body, cuts), limits), whole, 'in pieces')
+      assert.deepEqual(await busboyReading(bytesOf(body), limits), whole, 'a byte at a time')
+    }), { numRuns: 400 })
   })
 })

@@ -109,5 +109,8 @@ export const seeds: Record<string, Answers> = {
   'two-boundaries': { contentType: 'multipart/form-data; boundary=X; boundary=Y', body: form(field('a', '1')) },
   'long-boundary': { contentType: 'multipart/form-data; boundary=' + 'b'.repeat(71), body: '--' + 'b'.repeat(71) + '--' },
   'mixed': { contentType: 'multipart/mixed; boundary=X', body: form(field('m', '1')) },
+  // Found by fuzzing: busboy reads these by the split (a delimiter lost after a lone CR, a delimiter in a header block).
+  'lost-delimiter': { body: '--X\r\r\n--X\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--X--\r\n' },
+  'delimiter-in-header': { body: '--X\r\nContent-Disposition: form-data; na\r\n--X--\r\n\r\n\r\n\xfe\r\n' },
   'big-file-chunked': { files: 'memory', limit: 4096, body: form(file('f', 'big', 'z'.repeat(3000))), pieces: 12, split: [1, 50, 100, 500, 1000, 1500, 2000, 2500, 2900, 3000, 3050] }
 }

@@ -31,7 +31,8 @@ export function draw (source: Source) {
 
 type Input = ReturnType<typeof draw>
 
-function optionsOf (input: Input): Record<string, unknown> {
+/** The options of multipart() (and readMultipart()) an input reads with. */
+export function optionsOf (input: Input): Record<string, unknown> {
   const files = input.files === 'none'
     ? false
     : { storage: 'memory', fileSizeLimit: input.fileSizeLimit, fileLimit: input.fileLimit, fieldNames: input.files === 'fields-f' ? ['f'] : undefined }

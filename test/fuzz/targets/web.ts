@@ -2,7 +2,7 @@
 // and as a Node stream with `headers`, through each promise reader: the same value or error.
 import zlib from 'node:zlib'
 import bodykit from '../../../src/index'
-import { drawSplits, FRAMINGS, framingHeaders, headerValue, nodeRequest, runReader, sameAnswer, splitAt, turn, webRequest, withInput, type Answers, type Source } from './harness'
+import { drawSplits, FRAMINGS, framingHeaders, headerValue, nodeRequest, runReader, sameAnswer, splitAt, turn, webRequest, withInput, type Answers, type Source, type Wire } from './harness'
 
 const KINDS = ['json', 'text', 'urlencoded', 'raw', 'multipart'] as const
 const CONTENT_TYPES = ['application/json', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded', 'application/octet-stream', 'multipart/form-data; boundary=X',
@@ -41,15 +41,20 @@ function encode (payload: Buffer, encoding: Input['encoding']): Buffer {
   return payload
 }
 
-export async function check (input: Input): Promise<void> {
+/** The request an input makes (headers with the drawn framing, the pieces its body arrives in) and the reader's options. */
+export function requestOf (input: Input): { wire: Wire, options: object } {
   const body = encode(input.payload, input.encoding)
   const headers: Record<string, string> = { ...framingHeaders(input.framing, body.length) }
   if (input.contentType !== '') headers['content-type'] = input.contentType
   if (input.encoding !== 'identity') headers['content-encoding'] = input.encoding
   // A body given whole arrives whole (a damaged compressed body's answer may depend on its pieces).
   const chunks = input.asBytes ? [body] : splitAt(body, input.splits)
-  const wire = { headers, chunks }
   const options = input.kind === 'multipart' ? { limit: input.limit, files: { storage: 'memory' } } : { limit: input.limit, extended: input.extended }
+  return { wire: { headers, chunks }, options }
+}
+
+export async function check (input: Input): Promise<void> {
+  const { wire, options } = requestOf(input)
   const read = READERS[input.kind]
   let request: Request
   try {

@@ -1,6 +1,7 @@
 // The one pipeline every parser runs: skip checks, type match, charset, inflate, read with limit, verify, decode, parse.
 import type { ServerResponse } from 'http'
 import type { Readable, Transform } from 'stream'
+import type zlib from 'zlib'
 import type { Debugger } from 'debug'
 import type { HttpError } from 'http-errors'
 import getRawBody from 'raw-body'
@@ -304,6 +305,7 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
     wire.stop()
     if (inflater !== null) {
       inflater.removeListener('data', countInflated)
+      body.removeListener('end', endInflater)
       detachInflater(body, inflater)
     }
     if (err === null) {
@@ -320,30 +322,42 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
   }
   const settleRead = (err: HttpError | getRawBody.RawBodyError | Error): void => { settle(errors.readFailed(err)) }
   /**
-   * A compressed body whose length is wrong: known at its end, while bytes that came before it may still be in zlib.
-   * The stage reads them first, as it has read every byte of an uncompressed body by its end, so that its own error
-   * (a malformed part) is the answer however fast zlib was; the length's verdict comes after, and before zlib's own
-   * complaint about a body cut short.
+   * A compressed body whose length is wrong (known at its end) or whose wire bytes pass `limit`: bytes that came
+   * before may still be in zlib. The stage reads them first, as it has read every byte of an uncompressed body by
+   * then, so that its own error (a malformed part) is the answer however fast zlib was; the wire's verdict comes
+   * after, and before zlib's own complaint about a body cut short. Past the limit nothing more is read.
    */
-  let lengthVerdict: Error | null = null
+  let wireVerdict: Error | null = null
   const onWireError = (err: HttpError | getRawBody.RawBodyError | Error): void => {
-    if (inflater === null || (err as { type?: unknown }).type !== 'request.size.invalid' || inflater.writableFinished) {
+    const type = (err as { type?: unknown }).type
+    if (inflater === null || (type !== 'request.size.invalid' && type !== 'entity.too.large') || inflater.writableFinished) {
       settleRead(err)
       return
     }
-    lengthVerdict = err
+    wireVerdict = err
     const giveVerdict = (): void => { setImmediate(settleRead, err) }
     inflater.once('end', giveVerdict)
     inflater.once('close', giveVerdict)
+    if (type === 'entity.too.large') {
+      body.unpipe(inflater)
+      // After the chunk that passed the limit has reached zlib too (its 'data' listeners are all called).
+      process.nextTick(afterInflating, inflater, giveVerdict)
+    }
   }
   const wire = new WireCounter(body, limit, declared, onWireError, function onWireEnd () {
     if (result !== null) settle(null)
   })
   let input: Readable = body
+  /** Ends zlib at the body's end, once it has inflated every piece (see afterInflating). */
+  function endInflater (): void {
+    if (inflater !== null) afterInflating(inflater, () => { if (!inflater.destroyed) inflater.end() })
+  }
   if (inflater !== null) {
-    inflater.on('error', (err: Error) => { if (lengthVerdict === null) settleRead(err) })
+    inflater.on('error', (err: Error) => { if (wireVerdict === null) settleRead(err) })
     inflater.on('data', countInflated)
-    input = body.pipe(inflater)
+    body.pipe(inflater, { end: false })
+    body.once('end', endInflater)
+    input = inflater
   }
   const abort = stage.start(input, req, res, function onStaged (err, staged) {
     if (err !== null) {
@@ -351,8 +365,8 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
       return
     }
     result = staged as StageResult
-    // A wrong length waits for zlib's last bytes, never for a success.
-    if (wire.ended && lengthVerdict === null) settle(null)
+    // A wire verdict waits for zlib's last bytes, never for a success.
+    if (wire.ended && wireVerdict === null) settle(null)
   })
   // The connection closed while the stage still waits (on a fileFilter or an engine that may never call back).
   lifetime.onGone = () => { settle(errors.requestAborted(wire.received, declared)) }
@@ -574,6 +588,20 @@ function settleValidation (body: unknown, result: unknown, refuse: NextFunction,
 }
 
 /** Stops and frees a decompressor at once when reading ended, so late zlib errors cannot go unhandled. */
+/**
+ * Calls `then` once zlib has inflated every piece written to it. When `end()` comes before zlib got to the last
+ * piece, zlib inflates that piece with its finish flag, and drops what it inflated to if the body was cut short:
+ * what a stage reads would depend on how fast zlib was. A flush written after the pieces is answered after them.
+ */
+function afterInflating (inflater: Transform, then: () => void): void {
+  const flush = (inflater as Partial<Pick<zlib.Zlib, 'flush'>>).flush
+  if (typeof flush !== 'function' || inflater.destroyed || inflater.writableEnded) {
+    then()
+    return
+  }
+  flush.call(inflater, () => { then() })
+}
+
 function detachInflater (body: Readable, inflater: Transform): void {
   if (inflater.destroyed) return
   body.unpipe(inflater)

@@ -7,6 +7,7 @@ import { endToEnd } from './end-to-end'
 import { hostile } from './hostile'
 import { http2Section } from './http2'
 import { inProcess } from './in-process'
+import { koa } from './koa'
 import { loopBlock } from './loop-block'
 import { memory } from './memory'
 import { multipartSection } from './multipart'
@@ -31,7 +32,8 @@ const sections: Record<string, Section> = {
   clients,
   http2: http2Section,
   multipart: multipartSection,
-  web
+  web,
+  koa
 }
 
 function parseArgs (argv: string[]): { only: string[], quick: boolean } {

@@ -1,7 +1,9 @@
-// Child process for one target: `server` (node:http, counts requests and CPU on IPC cue) or `memory` (50 concurrent 1 MiB reads).
+// Child process for one target: `server` (node:http, counts requests and CPU on IPC cue), `koa` (the same for a Koa app)
+// or `memory` (50 concurrent 1 MiB reads).
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { chunksOf, fakeResponse, feed, form60, json1m, json69, makeRequest } from './cases'
+import { KOA_TARGETS, startKoaServer, type KoaTarget } from './koa-server'
 import { loadTarget, type Middleware } from './targets'
 
 export type ParentMessage = { cmd: 'start' } | { cmd: 'stop' }
@@ -21,13 +23,11 @@ function server (targetId: string): void {
     '/json': parsers.json(json69.options),
     '/urlencoded': parsers.urlencoded(form60.options)
   }
-  let requests = 0
-  let cpu = process.cpuUsage()
   const srv = createServer((req: WithBody, res) => {
     const mw = routes[req.url ?? '']
     if (!mw) return void res.writeHead(404).end()
     mw(req, res, (err) => {
-      requests++
+      countRequest()
       const body = req.body as Record<string, unknown> | undefined
       if (err || !body || typeof body !== 'object') return void res.writeHead(500).end()
       // The parent checks the parsed body once through this header; the load itself gets a constant reply.
@@ -36,6 +36,25 @@ function server (targetId: string): void {
   })
   srv.keepAliveTimeout = 60_000
   srv.listen(0, '127.0.0.1', () => send({ type: 'listening', port: (srv.address() as AddressInfo).port }))
+  answerCues()
+}
+
+/** A Koa app with the target's body parser in front of every route (bench/koa-server.ts). */
+function koaServer (targetId: string): void {
+  if (!(KOA_TARGETS as readonly string[]).includes(targetId)) throw new Error(`unknown Koa target ${targetId}: one of ${KOA_TARGETS.join(', ')}`)
+  startKoaServer(targetId as KoaTarget, (srv) => send({ type: 'listening', port: (srv.address() as AddressInfo).port }), countRequest)
+  answerCues()
+}
+
+let requests = 0
+let cpu = process.cpuUsage()
+
+function countRequest (): void {
+  requests++
+}
+
+/** Starts and stops the count of requests and CPU time on the parent's cue. */
+function answerCues (): void {
   process.on('message', (msg: ParentMessage) => {
     if (msg.cmd === 'start') {
       requests = 0
@@ -97,8 +116,9 @@ async function memory (targetId: string, concurrency: number): Promise<void> {
 const [mode, targetId, arg] = process.argv.slice(2)
 try {
   if (mode === 'server') server(targetId)
+  else if (mode === 'koa') koaServer(targetId)
   else if (mode === 'memory') memory(targetId, Number(arg)).then(() => process.exit(0), fail)
-  else throw new Error('usage: worker.ts server|memory TARGET [CONCURRENCY]')
+  else throw new Error('usage: worker.ts server|koa|memory TARGET [CONCURRENCY]')
 } catch (err) {
   fail(err)
 }

@@ -71,7 +71,7 @@ export interface ReadSettings {
   readonly inflate: boolean
   readonly limit: number
   readonly verify: VerifyFunction | false
-  /** Whether the body's bytes are kept on `req.rawBody`. */
+  /** Whether the body's bytes are kept (`variant.keepRawBody`: on `req.rawBody` for the middlewares). */
   readonly rawBody: boolean
   /** How much of a refused body is read off after the answer. */
   readonly discard: DiscardBudget
@@ -494,7 +494,7 @@ function refuseBeforeReading (settings: ReadSettings, contentEncoding: string, c
 /** The body was read in full: keep it (`rawBody`), verify it, decode it with the charset (a BOM is stripped) and parse it. */
 function finish (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction, body: Buffer, charset: string | null): void {
   // The Buffer verify gets, not a copy; kept even when verify or parsing fails (a webhook logs what it refused).
-  if (settings.rawBody) req.rawBody = body
+  if (settings.rawBody) settings.variant.keepRawBody(req, body)
   if (settings.verify) {
     try {
       settings.verify(req, res, body, charset)

@@ -55,18 +55,31 @@ function createReader (definition: ParserDefinition | StreamParserDefinition, va
     return settings
   }
   return function read (req, options) {
-    return new Promise((resolve, reject) => {
-      // A bad option throws here and so rejects, with the TypeError the factory would throw.
-      const settings = settingsFor(options)
-      const res = options?.res as ServerResponse
-      const onRead: ReadCallback = (err, body) => {
-        if (err) reject(err)
-        else resolve(body)
-      }
-      // A Request is read through a view with a Node request's fields: the same pipeline, from another source.
-      readBody(settings, isWebRequest(req) ? viewOfWebRequest(req) as unknown as IncomingMessage : req, res, onRead)
-    })
+    let settings: ReadSettings
+    try {
+      settings = settingsFor(options)
+    } catch (err) {
+      // A bad option rejects, with the TypeError the factory would throw.
+      return Promise.reject(err)
+    }
+    return readWithSettings(settings, req, options?.res as ServerResponse)
   }
+}
+
+/**
+ * One read of the pipeline with settings fixed beforehand: resolves with what the variant delivers, rejects with
+ * the error the middleware would pass to `next`. The readers' core, and framework adapters' (bodykit/koa).
+ * @internal
+ */
+export function readWithSettings (settings: ReadSettings, req: IncomingMessage | WebRequest, res: ServerResponse | undefined): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const onRead: ReadCallback = (err, body) => {
+      if (err) reject(err)
+      else resolve(body)
+    }
+    // A Request is read through a view with a Node request's fields: the same pipeline, from another source.
+    readBody(settings, isWebRequest(req) ? viewOfWebRequest(req) as unknown as IncomingMessage : req, res as ServerResponse, onRead)
+  })
 }
 
 /**

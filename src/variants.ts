@@ -30,6 +30,8 @@ export interface Variant {
   readonly currentBody: (req: BodyRequest) => unknown
   /** Hands the parsed body on and calls `next`: the middlewares set `req.body`. */
   readonly deliverBody: (req: BodyRequest, next: (err?: unknown) => void, body: unknown) => void
+  /** Keeps the bytes of a body read whole when `rawBody` is on, before they are decoded: the middlewares set `req.rawBody`. */
+  readonly keepRawBody: (req: BodyRequest, body: Buffer) => void
   /** Hands a multipart form on and calls `next`: the middlewares set `req.body` to the fields and `req.files`. */
   readonly deliverForm: (req: BodyRequest, next: (err?: unknown) => void, fields: unknown, files: readonly unknown[] | null) => void
   /** How the Content-Type header is read for matching and for its charset. */
@@ -99,6 +101,11 @@ function setBody (req: BodyRequest, next: (err?: unknown) => void, body: unknown
   next()
 }
 
+/** The middlewares' place for the bytes of a body (`rawBody: true`). */
+function setRawBody (req: BodyRequest, body: Buffer): void {
+  req.rawBody = body
+}
+
 /** The middlewares' delivery of a multipart form: fields on `req.body`, files (when accepted) on `req.files`. */
 function setForm (req: BodyRequest, next: (err?: unknown) => void, fields: unknown, files: readonly unknown[] | null): void {
   req.body = fields
@@ -115,6 +122,7 @@ export const modern: Variant = {
   markRead: () => {},
   currentBody: (req) => req.body,
   deliverBody: setBody,
+  keepRawBody: setRawBody,
   deliverForm: setForm,
   readContentType: readContentTypeLeniently,
   decompressors: new Map([
@@ -149,6 +157,7 @@ export const legacy: Variant = {
   markRead: (req) => { req._body = true },
   currentBody: (req) => req.body,
   deliverBody: setBody,
+  keepRawBody: setRawBody,
   deliverForm: setForm,
   readContentType: readContentTypeStrictly,
   decompressors: new Map(inflaters),

@@ -55,8 +55,8 @@ function usesMulter (block: Block): boolean {
 const TS = new Set(['ts', 'typescript', 'mts', 'cts'])
 
 // Names the examples use without defining, as a reader's app would have them. JavaScript examples also see
-// `req.rawBody` and `req.files` on every request, as a JavaScript app does; TypeScript ones must type them
-// (RawBodyRequest, MultipartRequest).
+// `req.rawBody` and `req.files` on every request, and Koa's `ctx.request.body` (KOA_REQUEST), as a JavaScript app
+// does; TypeScript ones must type them (RawBodyRequest, MultipartRequest, docs/koa.md's declaration).
 const PRELUDE = `
 declare const app: import('express').Express
 declare function handleEvent (event: unknown): void
@@ -64,6 +64,10 @@ declare function createOrder (order: unknown): string
 `
 const JS_PRELUDE = PRELUDE + `
 declare module 'http' { interface IncomingMessage { rawBody?: Buffer, files?: import('bodykit').UploadedFile[] } }
+`
+// A module of its own: an augmentation, where the script prelude would declare a `koa` module of its own.
+const KOA_REQUEST = `export {}
+declare module 'koa' { interface Request { body?: any, rawBody?: string, rawBuffer?: Buffer } }
 `
 
 const BASE_OPTIONS: ts.CompilerOptions = {
@@ -78,8 +82,17 @@ const BASE_OPTIONS: ts.CompilerOptions = {
   noEmit: true,
   baseUrl: root,
   // The examples import the package by name; they are checked against the sources, so no build is needed.
-  // `hono` is mapped to the package: with `baseUrl` at the root, the repository's hono/ folder stub would shadow it.
-  paths: { bodykit: ['src/index.ts'], 'bodykit/legacy': ['src/legacy.ts'], 'bodykit/multer': ['src/multer.ts'], 'bodykit/hono': ['src/hono.ts'], hono: ['node_modules/hono'], 'hono/*': ['node_modules/hono/*'] }
+  // `hono` and `koa` are mapped to their packages: with `baseUrl` at the root, the repository's hono/ and koa/ folder stubs would shadow them.
+  paths: {
+    bodykit: ['src/index.ts'],
+    'bodykit/legacy': ['src/legacy.ts'],
+    'bodykit/multer': ['src/multer.ts'],
+    'bodykit/hono': ['src/hono.ts'],
+    'bodykit/koa': ['src/koa.ts'],
+    hono: ['node_modules/hono'],
+    'hono/*': ['node_modules/hono/*'],
+    koa: ['node_modules/@types/koa/index.d.ts']
+  }
 }
 
 // Parsed once for both programs (TypeScript's own libraries and @types are most of the work).
@@ -98,9 +111,10 @@ function compileBlocks (blocks: Block[], typescript: boolean, preludeText = type
     files.set(path.join(dir, block.page.replace(/\W/g, '-') + '-' + block.line + (typescript ? '.ts' : '.js')), { block, source: block.code })
   }
   const prelude = path.join(dir, typescript ? 'prelude.d.ts' : 'js-prelude.d.ts')
+  const koaRequest = path.join(dir, 'koa-request.d.ts')
   const options: ts.CompilerOptions = { ...BASE_OPTIONS, strict: typescript, allowJs: !typescript, checkJs: !typescript }
   const host = ts.createCompilerHost(options)
-  const virtual = (file: string): string | undefined => file === prelude ? preludeText : files.get(file)?.source
+  const virtual = (file: string): string | undefined => file === prelude ? preludeText : file === koaRequest ? KOA_REQUEST : files.get(file)?.source
   const { fileExists, readFile, getSourceFile } = host
   host.fileExists = (file) => virtual(file) !== undefined || fileExists.call(host, file)
   host.readFile = (file) => virtual(file) ?? readFile.call(host, file)
@@ -110,7 +124,7 @@ function compileBlocks (blocks: Block[], typescript: boolean, preludeText = type
     if (!parsed.has(file)) parsed.set(file, getSourceFile.call(host, file, language, ...rest))
     return parsed.get(file)
   }
-  const program = ts.createProgram([prelude, ...files.keys()], options, host)
+  const program = ts.createProgram([prelude, ...(typescript ? [] : [koaRequest]), ...files.keys()], options, host)
   return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
     const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')
     const entry = diagnostic.file && files.get(diagnostic.file.fileName)

@@ -27,7 +27,7 @@ function createJsonParse (options: AnyOptions): (body: string) => unknown {
 }
 
 /** Reads a poisoning option; anything but the three actions throws when the middleware is created. */
-function readPoisoningAction (options: AnyOptions, name: 'onProtoPoisoning' | 'onConstructorPoisoning'): PoisoningAction {
+export function readPoisoningAction (options: AnyOptions, name: 'onProtoPoisoning' | 'onConstructorPoisoning'): PoisoningAction {
   const action = options?.[name]
   if (action === undefined) return 'ignore'
   if (action !== 'ignore' && action !== 'remove' && action !== 'error') {
@@ -44,7 +44,7 @@ const ESCAPED_ASCII = /\\u00[5-7]/
  * its exact message): `'remove'` deletes the keys, `'error'` throws its SyntaxError, which the pipeline
  * reports as 400 `entity.parse.failed`. Null when both actions are `'ignore'`.
  */
-function createPoisoningGuard (protoAction: PoisoningAction, constructorAction: PoisoningAction): ((value: unknown, text: string) => void) | null {
+export function createPoisoningGuard (protoAction: PoisoningAction, constructorAction: PoisoningAction): ((value: unknown, text: string) => void) | null {
   if (protoAction === 'ignore' && constructorAction === 'ignore') return null
   const actions = { protoAction, constructorAction }
   const proto = protoAction !== 'ignore'
@@ -63,6 +63,12 @@ function createPoisoningGuard (protoAction: PoisoningAction, constructorAction: 
 
 const OPEN_BRACE = 0x7b
 const OPEN_BRACKET = 0x5b
+
+/** Whether a JSON text opens an object or an array after RFC 7159 whitespace: what strict mode accepts. */
+export function opensObjectOrArray (body: string): boolean {
+  const first = firstNonWhitespace(body)
+  return first === OPEN_BRACE || first === OPEN_BRACKET
+}
 
 /** Char code of the first character that is not RFC 7159 whitespace, or -1 when there is none. */
 function firstNonWhitespace (body: string): number {

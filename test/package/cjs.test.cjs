@@ -143,6 +143,40 @@ describe('require(\'bodykit/hono\')', () => {
   })
 })
 
+describe('require(\'bodykit/koa\')', () => {
+  it('loads without Koa, and is koa-bodyparser\'s function carrying bodyParser and UnsupportedBodyTypeError', () => {
+    const bodyParser = require('bodykit/koa')
+    // Koa is an optional peer: the entry takes a Koa context as it comes and never loads Koa itself.
+    assert.deepEqual(Object.keys(require.cache).filter((file) => /[\\/]node_modules[\\/]koa[\\/]/.test(file)), [])
+    assert.equal(typeof bodyParser, 'function')
+    assert.equal(bodyParser.bodyParser, bodyParser)
+    assert.equal(bodyParser().name, 'bodyParser')
+    assert.throws(() => bodyParser({ enableTypes: ['yaml'] }), bodyParser.UnsupportedBodyTypeError)
+    assert.equal(require.resolve('bodykit/koa'), require('node:path').resolve(__dirname, '../../dist/koa.js'))
+  })
+
+  it('reads a body into ctx.request.body in a Koa app, and refuses one as koa-bodyparser does', async () => {
+    const Koa = require('koa')
+    const bodyParser = require('bodykit/koa')
+    const app = new Koa()
+    app.silent = true
+    app.use(bodyParser({ jsonLimit: 20 }))
+    app.use((ctx) => { ctx.body = { body: ctx.request.body, rawBody: ctx.request.rawBody } })
+    const server = app.listen(0, '127.0.0.1')
+    await new Promise((resolve) => server.once('listening', resolve))
+    try {
+      const post = (body) => fetch(`http://127.0.0.1:${server.address().port}/`, { method: 'POST', headers: { 'content-type': 'application/json', connection: 'close' }, body })
+      const ok = await post('{"cjs":1}')
+      assert.deepEqual([ok.status, await ok.json()], [200, { body: { cjs: 1 }, rawBody: '{"cjs":1}' }])
+      const tooLarge = await post(JSON.stringify({ cjs: 'x'.repeat(30) }))
+      assert.deepEqual([tooLarge.status, await tooLarge.text()], [413, 'request entity too large'])
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
+  })
+})
+
 /** Runs one middleware on a server with a body that fails and returns what `isBodyParserError` said of the error. */
 async function guardSays (middleware, isBodyParserError, contentType, body) {
   let said
@@ -180,15 +214,16 @@ describe('isBodyParserError', () => {
 })
 
 describe('the exports map', () => {
-  it('lists only ".", "./legacy", "./multer", "./hono" and "./package.json"', () => {
+  it('lists only ".", "./legacy", "./multer", "./koa", "./hono" and "./package.json"', () => {
     const pkg = require('bodykit/package.json')
-    assert.deepEqual([pkg.name, Object.keys(pkg.exports)], ['bodykit', ['.', './legacy', './multer', './hono', './package.json']])
+    assert.deepEqual([pkg.name, Object.keys(pkg.exports)], ['bodykit', ['.', './legacy', './multer', './koa', './hono', './package.json']])
   })
 
   it('refuses deep requires with ERR_PACKAGE_PATH_NOT_EXPORTED', () => {
     for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/read', 'bodykit/dist/index.js', 'bodykit/dist/parsers/json.js', 'bodykit/src/index', 'bodykit/json', 'bodykit/lib/types/json',
       'bodykit/dist/multer.js', 'bodykit/dist/multer', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/multer/index',
-      'bodykit/dist/hono.js', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json']) {
+      'bodykit/dist/hono.js', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json',
+      'bodykit/dist/koa.js', 'bodykit/dist/koa/middleware.js', 'bodykit/koa/package.json']) {
       assert.throws(() => require(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
     }
   })

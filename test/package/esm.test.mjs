@@ -11,6 +11,9 @@ import { diskStorage, memoryStorage, MulterError } from 'bodykit/multer'
 import * as honoNamespace from 'bodykit/hono'
 import { json as honoJson, text as honoText } from 'bodykit/hono'
 import { Hono } from 'hono'
+import koaBodyParser, * as koaNamespace from 'bodykit/koa'
+import { bodyParser as namedKoaBodyParser, UnsupportedBodyTypeError } from 'bodykit/koa'
+import Koa from 'koa'
 import { HTTPException } from 'hono/http-exception'
 
 const GENERIC_SPLIT = 'The bodyParser() generic has been split into individual middleware to use instead.'
@@ -160,9 +163,47 @@ describe('import from \'bodykit/hono\'', () => {
   })
 })
 
+describe('import from \'bodykit/koa\'', () => {
+  it('gives the function as default export (koa-bodyparser\'s way) and as bodyParser (@koa/bodyparser\'s), with UnsupportedBodyTypeError', () => {
+    assert.equal(typeof koaBodyParser, 'function')
+    assert.deepEqual([namedKoaBodyParser, koaNamespace.bodyParser, koaNamespace.default], [koaBodyParser, koaBodyParser, koaBodyParser])
+    assert.throws(() => koaBodyParser({ enableTypes: ['yaml'] }), UnsupportedBodyTypeError)
+  })
+
+  it('reads a body in a Koa app, and throws a refusal with the library\'s message and bodykit\'s type', async () => {
+    const app = new Koa()
+    app.silent = true
+    const types = []
+    app.use(async (ctx, next) => {
+      try {
+        await next()
+      } catch (err) {
+        types.push([err.type, isBodyParserError(err)])
+        throw err
+      }
+    })
+    app.use(namedKoaBodyParser({ parsedMethods: ['POST'] }))
+    app.use((ctx) => { ctx.body = { body: ctx.request.body ?? null } })
+    const server = app.listen(0, '127.0.0.1')
+    await new Promise((resolve) => server.once('listening', resolve))
+    try {
+      const post = (body, method = 'POST') => fetch(`http://127.0.0.1:${server.address().port}/`, { method, headers: { 'content-type': 'application/json', connection: 'close' }, body })
+      const ok = await post('{"esm":1}')
+      assert.deepEqual([ok.status, await ok.json()], [200, { body: { esm: 1 } }])
+      const refused = await post('{"esm":')
+      assert.deepEqual([refused.status, await refused.text(), types], [400, 'Bad Request', [['entity.parse.failed', true]]])
+      const put = await post('{"esm":1}', 'PUT')
+      assert.deepEqual([put.status, await put.json()], [200, { body: null }])
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
+  })
+})
+
 describe('deep imports', () => {
   it('are refused with ERR_PACKAGE_PATH_NOT_EXPORTED', async () => {
-    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js', 'bodykit/dist/multer.js', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/dist/hono.mjs', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json']) {
+    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js', 'bodykit/dist/multer.js', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/dist/hono.mjs', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json', 'bodykit/dist/koa.js', 'bodykit/koa/package.json']) {
       await assert.rejects(import(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
     }
   })

@@ -71,6 +71,8 @@ before(async () => {
     for (const library of ['zod', 'valibot']) copyPackage(nodeModules, library, findPackage(library, root))
     // bodykit/hono's optional peer, for the hono fixtures (its types ship in the package).
     copyPackage(nodeModules, 'hono', findPackage('hono', root))
+    // Koa's types, for the koa fixtures: bodykit/koa's own declarations need none of them.
+    copyPackage(nodeModules, '@types/koa', findPackage('@types/koa', root))
     // The same fixtures against body-parser and multer: only the module names change (bodykit-only fixtures are
     // left out). Both targets are in one program, so bodykit/multer's globals must merge with @types/multer's.
     cpSync(fixtures, path.join(project, 'bodykit'), { recursive: true })
@@ -91,13 +93,13 @@ after(() => {
 it('packs only the entries\' and public modules\' declarations, which import nothing but Node builtins (plain names), each other and (bodykit/hono\'s) hono', async () => {
   const { stdout } = await run('tar', ['-tzf', tarball])
   const declarations = stdout.split('\n').filter((file) => /\.d\.m?ts$/.test(file)).sort()
-  assert.deepEqual(declarations, ['package/dist/hono.d.mts', 'package/dist/hono.d.ts', 'package/dist/hono/adapter.d.ts', 'package/dist/index.d.ts', 'package/dist/legacy.d.ts', 'package/dist/multer.d.ts', 'package/dist/options.d.ts', 'package/dist/types.d.ts'])
+  assert.deepEqual(declarations, ['package/dist/hono.d.mts', 'package/dist/hono.d.ts', 'package/dist/hono/adapter.d.ts', 'package/dist/index.d.ts', 'package/dist/koa.d.ts', 'package/dist/koa/types.d.ts', 'package/dist/legacy.d.ts', 'package/dist/multer.d.ts', 'package/dist/options.d.ts', 'package/dist/types.d.ts'])
   for (const file of declarations) {
     const text = readFileSync(path.join(work, 'express5/node_modules/bodykit', file.slice('package/'.length)), 'utf8')
     // bodykit/hono's declarations also import its optional peer, hono, which an app importing that entry has.
     const hono = file.includes('/hono')
     for (const [, specifier] of text.matchAll(/from '([^']+)'/g)) {
-      assert.ok(builtinModules.includes(specifier) || /^\.\.?\/(options|types|hono\/adapter)(\.js)?$/.test(specifier) || (hono && /^hono(\/|$)/.test(specifier)), file + ' imports ' + specifier)
+      assert.ok(builtinModules.includes(specifier) || /^\.\.?\/(options|types|hono\/adapter|koa\/types)(\.js)?$/.test(specifier) || (hono && /^hono(\/|$)/.test(specifier)), file + ' imports ' + specifier)
     }
   }
 })

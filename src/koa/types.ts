@@ -1,0 +1,188 @@
+// bodykit/koa's public types: the options of both dialects and bodykit's own, the Koa context as the middleware uses it, the middleware.
+// Its declarations are published: it may import only `node:*` types and ../options, and declares types only.
+import type { IncomingMessage, ServerResponse } from 'http'
+import type { PoisoningAction, StandardSchemaV1 } from '../options'
+
+/** The kinds of body the Koa parsers know, as `enableTypes` and `extendTypes` name them. */
+export type KoaBodyType = 'json' | 'form' | 'text' | 'xml'
+
+/**
+ * A Koa request as `bodyParser()` uses it: what it reads (`is`) and what it sets. Koa 2's and 3's have it, and so
+ * has @types/koa's `Request`.
+ */
+export interface KoaRequest {
+  /** The parsed body, once the middleware has run (`{}` when no enabled type matched). */
+  body?: unknown
+  /** The body as the text it was decoded to (unset when nothing was read). */
+  rawBody?: string | undefined
+  /** **bodykit only**, with `rawBuffer: true`: the body's bytes, inflated, before decoding. */
+  rawBuffer?: Buffer | undefined
+  /** Koa's `ctx.request.is()`: the matching type, or false, or null when the request has no body. */
+  is (types: string[]): string | false | null
+}
+
+/**
+ * A Koa context as `bodyParser()` uses it. Koa 2's and 3's `ctx` (and @types/koa's `Context`) have all of it, so the
+ * middleware needs no Koa types and loads without Koa.
+ */
+export interface KoaContext {
+  /** Node's request: the body is read from it; with `patchNode`, `body` and `rawBody` are set on it too. */
+  req: IncomingMessage & { body?: unknown, rawBody?: unknown }
+  /** Node's response: lets bodykit close a connection whose refused body is too large to read off. */
+  res: ServerResponse
+  method: string
+  status: number
+  body: unknown
+  request: KoaRequest
+  /** Set to true by an earlier middleware to leave this request alone. */
+  disableBodyParser?: boolean | undefined
+}
+
+/** The middleware `bodyParser()` returns: `app.use(bodyParser())`. */
+export type KoaMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => Promise<void>
+
+// Callbacks are declared as methods, then taken by indexed access: TypeScript checks method parameters
+// bivariantly, so a callback typed with Koa's `Context` is accepted.
+interface Callbacks {
+  detectJSON (ctx: KoaContext): unknown
+  onError (err: Error, ctx: KoaContext): void
+}
+
+/** `detectJSON`: whether to read this request as JSON whatever its Content-Type says. */
+export type DetectJson = Callbacks['detectJSON']
+
+/** `onerror` (koa-bodyparser 4) or `onError` (@koa/bodyparser 6): handles a refused body instead of throwing it. */
+export type ErrorHandler = Callbacks['onError']
+
+/**
+ * Options of `bodyParser()`: koa-bodyparser 4's and @koa/bodyparser 6's, and bodykit's own. Giving any option only
+ * @koa/bodyparser 6 has (`jsonStrict`, `onError`, `patchNode`, `enableRawChecking`, `parsedMethods`) picks its
+ * behaviour; otherwise it is koa-bodyparser 4's. An option only one of them has cannot be mixed with the other's.
+ */
+export interface KoaBodyParserOptions {
+  /**
+   * The kinds of body read: any of `'json'`, `'form'`, `'text'` (`text/plain`) and `'xml'` (read as text).
+   * Another name throws `UnsupportedBodyTypeError`.
+   * @default ['json', 'form']
+   */
+  enableTypes?: readonly string[] | undefined
+  /**
+   * The charset every body is decoded with (the Content-Type's charset is not read, unless `checkCharset`).
+   * @default 'utf-8'
+   */
+  encoding?: string | undefined
+  /**
+   * Maximum JSON body, after inflation: bytes or a `bytes` string; a body over it is 413 `request entity too large`.
+   * @default '1mb'
+   */
+  jsonLimit?: number | string | undefined
+  /**
+   * Maximum form body, after inflation.
+   * @default '56kb'
+   */
+  formLimit?: number | string | undefined
+  /**
+   * Maximum text body, after inflation.
+   * @default '1mb'
+   */
+  textLimit?: number | string | undefined
+  /**
+   * Maximum XML body, after inflation.
+   * @default '1mb'
+   */
+  xmlLimit?: number | string | undefined
+  /** Read a request as JSON when this returns a truthy value, whatever its Content-Type. */
+  detectJSON?: DetectJson | undefined
+  /**
+   * More media types per kind: koa-bodyparser 4 adds them to the defaults (a string or a list); @koa/bodyparser 6
+   * takes lists only and writes them over the defaults from the first one on.
+   */
+  extendTypes?: { [kind in KoaBodyType]?: string | readonly string[] | undefined } | undefined
+
+  /**
+   * koa-bodyparser 4: accept only an object or an array as JSON (else 400); false also gives `''` for an empty body.
+   * @default true
+   */
+  strict?: boolean | undefined
+  /** koa-bodyparser 4: called with a refused body's error instead of throwing it; the next middleware runs after it. */
+  onerror?: ErrorHandler | undefined
+  /**
+   * koa-bodyparser 4: options of qs's `parse` for forms.
+   * @default { allowDots: true }
+   */
+  queryString?: Record<string, unknown> | undefined
+  /**
+   * koa-bodyparser 4: what a `__proto__` key in a JSON body does: refuse the body (400), be removed, or stay.
+   * @default 'error'
+   */
+  onProtoPoisoning?: PoisoningAction | undefined
+
+  /**
+   * @koa/bodyparser 6: accept only an object or an array as JSON (else 400); false also gives `''` for an empty body.
+   * @default true
+   */
+  jsonStrict?: boolean | undefined
+  /** @koa/bodyparser 6: called with a refused body's error instead of throwing it; the next middleware runs after it. */
+  onError?: ErrorHandler | undefined
+  /**
+   * @koa/bodyparser 6: also set `ctx.req.body` and `ctx.req.rawBody`, and leave a request alone whose `ctx.req.body`
+   * is set.
+   * @default false
+   */
+  patchNode?: boolean | undefined
+  /**
+   * @koa/bodyparser 6: take `ctx.req.body`, when something set it, as the body instead of reading.
+   * @default false
+   */
+  enableRawChecking?: boolean | undefined
+  /**
+   * @koa/bodyparser 6: the methods whose bodies are read (upper case); other requests are left alone, with no body.
+   * @default ['POST', 'PUT', 'PATCH'] with @koa/bodyparser 6's options; every method with koa-bodyparser 4's
+   */
+  parsedMethods?: readonly string[] | undefined
+
+  /**
+   * **bodykit only.** Also keep the body's bytes (inflated, before decoding) as a Buffer on `ctx.request.rawBuffer`,
+   * also when the body is then refused: what a webhook signature is computed over.
+   * @default false
+   */
+  rawBuffer?: boolean | undefined
+  /**
+   * **bodykit only.** Decode with the Content-Type's charset (`encoding` when it names none), and refuse with 415
+   * `charset.unsupported` one the kind cannot take: JSON `utf-*`, forms `utf-8` and `iso-8859-1`, text and XML any
+   * charset bodykit knows. The libraries decode every body with `encoding`.
+   * @default false
+   */
+  checkCharset?: boolean | undefined
+  /**
+   * **bodykit only.** Also inflate `Content-Encoding: zstd` (Node 22.15 and later; on an older Node this option
+   * throws), with the limit on the inflated bytes. The libraries answer it 415.
+   * @default false
+   */
+  inflateZstd?: boolean | undefined
+  /**
+   * **bodykit only.** What a `constructor` key holding a `prototype` in a JSON body does: stay, be removed, or
+   * refuse the body (400).
+   * @default 'ignore'
+   */
+  onConstructorPoisoning?: PoisoningAction | undefined
+  /**
+   * **bodykit only.** A Standard Schema v1 (zod, valibot, arktype...) `ctx.request.body` must pass once the
+   * middleware ran: it becomes the schema's output; a refused body is 400 `entity.validation.failed`, given to
+   * `onerror`/`onError` when there is one. Checked also when the middleware leaves the request unread (a body set
+   * before, a method not parsed); not when `ctx.disableBodyParser` is set.
+   */
+  schema?: StandardSchemaV1 | undefined
+  /**
+   * **bodykit only.** After a refused body is answered, at most this much of the rest is read off before the
+   * connection is closed (the libraries read it all).
+   * @default '64mb'
+   */
+  discardLimit?: number | string | undefined
+  /**
+   * **bodykit only.** How long (ms) that read-off may take.
+   * @default 30000
+   */
+  discardTime?: number | undefined
+}
+

@@ -1,4 +1,5 @@
 // Entry `bodykit/koa`: koa-bodyparser 4's and @koa/bodyparser 6's `bodyParser(options)` as Koa middleware over the promise readers' pipeline.
+import { createKoaBody, HttpMethodEnum as HttpMethodEnumValues } from './koa/koa-body'
 import { createKoaMiddleware } from './koa/middleware'
 import { createKoaSettings } from './koa/settings'
 import type * as KoaTypes from './koa/types'
@@ -37,6 +38,44 @@ declare namespace bodyParser {
     constructor (wrongType: string)
   }
 
+  /**
+   * Koa middleware as koa-body 7's and 8's `koaBody(options)`: JSON, form and text bodies (and, with `multipart: true`,
+   * multipart forms, files on disk) into `ctx.request.body`, files into `ctx.request.files` with formidable's fields.
+   * Multipart limits are bodykit's finite defaults (10 files of 10 MiB), not formidable's; bad options throw now.
+   * @example
+   * const { koaBody } = require('bodykit/koa') // was: require('koa-body')
+   * app.use(koaBody({ multipart: true, formidable: { maxFileSize: 5 * 1024 * 1024 } }))
+   * app.use((ctx) => { ctx.body = { fields: ctx.request.body, avatar: ctx.request.files?.avatar } })
+   */
+  export function koaBody (options?: KoaBodyOptions | null): KoaBodyMiddleware
+
+  /** koa-body's methods, for `parsedMethods`. */
+  export enum HttpMethodEnum {
+    POST = 'POST',
+    GET = 'GET',
+    PUT = 'PUT',
+    PATCH = 'PATCH',
+    DELETE = 'DELETE',
+    HEAD = 'HEAD'
+  }
+
+  /** Options of `koaBody()`: koa-body 7's and 8's (`parsedMethods` takes `HttpMethodEnum` values or their strings). */
+  export type KoaBodyOptions = Omit<KoaTypes.KoaBodyOptions, 'parsedMethods'> & {
+    /**
+     * The methods whose bodies are read; other requests are left alone.
+     * @default [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH]
+     */
+    parsedMethods?: ReadonlyArray<HttpMethodEnum | KoaTypes.KoaBodyMethod> | undefined
+  }
+  /** The `formidable` options `koaBody()` reads. */
+  export type KoaBodyFormidableOptions = KoaTypes.KoaBodyFormidableOptions
+  /** The middleware `koaBody()` returns. */
+  export type KoaBodyMiddleware = KoaTypes.KoaBodyMiddleware
+  /** A file on `ctx.request.files`, with formidable's fields. */
+  export type KoaBodyFile = KoaTypes.KoaBodyFile
+  /** `ctx.request.files`: one file or an array of them per field. */
+  export type KoaBodyFiles = KoaTypes.KoaBodyFiles
+
   /** Options of `bodyParser()`: koa-bodyparser 4's or @koa/bodyparser 6's, and bodykit's own. */
   export type Options = KoaTypes.KoaBodyParserOptions
   /** The middleware `bodyParser()` returns. */
@@ -49,11 +88,16 @@ declare namespace bodyParser {
   export type BodyType = KoaTypes.KoaBodyType
 }
 
-Object.assign(bodyParser, { bodyParser, UnsupportedBodyTypeError: UnsupportedBodyTypeErrorClass })
+/** koaBody(): koa-body's options over the same pipeline. */
+function koaBody (options?: bodyParser.KoaBodyOptions | null): bodyParser.KoaBodyMiddleware {
+  return createKoaBody(options as KoaTypes.KoaBodyOptions | null | undefined)
+}
+
+Object.assign(bodyParser, { bodyParser, UnsupportedBodyTypeError: UnsupportedBodyTypeErrorClass, koaBody, HttpMethodEnum: HttpMethodEnumValues })
 
 export = bodyParser
 
 // Lists the export names for Node's ESM loader (cjs-module-lexer), so `import { bodyParser } from 'bodykit/koa'` works.
-const { UnsupportedBodyTypeError } = bodyParser
+const { UnsupportedBodyTypeError, HttpMethodEnum } = bodyParser
 // eslint-disable-next-line @typescript-eslint/no-unused-expressions, no-constant-binary-expression
-0 && (module.exports = { bodyParser, UnsupportedBodyTypeError })
+0 && (module.exports = { bodyParser, UnsupportedBodyTypeError, koaBody, HttpMethodEnum })

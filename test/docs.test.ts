@@ -67,7 +67,7 @@ declare module 'http' { interface IncomingMessage { rawBody?: Buffer, files?: im
 `
 // A module of its own: an augmentation, where the script prelude would declare a `koa` module of its own.
 const KOA_REQUEST = `export {}
-declare module 'koa' { interface Request { body?: any, rawBody?: string, rawBuffer?: Buffer } }
+declare module 'koa' { interface Request { body?: any, rawBody?: string, rawBuffer?: Buffer, files?: import('bodykit/koa').KoaBodyFiles } }
 `
 
 const BASE_OPTIONS: ts.CompilerOptions = {

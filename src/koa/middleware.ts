@@ -97,7 +97,7 @@ function validate (schema: NonNullable<KoaSettings['schema']>, body: unknown): P
  * (`Bad Request`, `Unsupported Media Type`), and inflation names the encoding as sent; raw-body's errors (413, the
  * length and abort 400s) are bodykit's as they are. bodykit's `type` stays on each.
  */
-function asTheLibrariesError (err: unknown, ctx: KoaContext): unknown {
+export function asTheLibrariesError (err: unknown, ctx: KoaContext): unknown {
   if (!isBodyParserError(err)) return err
   const error = err as { type?: string, message: string, expose: boolean, headers?: Record<string, unknown> }
   // A body too large to read off closes its connection after the answer; Koa's error handler removes the headers set

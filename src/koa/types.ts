@@ -186,3 +186,204 @@ export interface KoaBodyParserOptions {
   discardTime?: number | undefined
 }
 
+
+/** The methods koa-body's `parsedMethods` takes (its `HttpMethodEnum`'s values). */
+export type KoaBodyMethod = 'POST' | 'GET' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD'
+
+/**
+ * An uploaded file as `koaBody({ multipart: true })` lists it on `ctx.request.files`, with the fields of formidable's
+ * `PersistentFile` that koa-body users read. It is on disk, at `filepath`, once the middleware has run.
+ */
+export interface KoaBodyFile {
+  /** Its size in bytes. */
+  size: number
+  /** Where it is: `uploadDir` joined with `newFilename`, or where `onFileBegin` put it. */
+  filepath: string
+  /** The name it was stored under: 32 random hex characters (and the client's extension, with `keepExtensions`). */
+  newFilename: string
+  /** The client's file name (base name only): data to show, never a path to use. */
+  originalFilename: string | null
+  /** The part's Content-Type (`application/octet-stream` when it had none). */
+  mimetype: string | null
+  /** When it was stored; null for an empty file (formidable sets it on its first write). */
+  lastModifiedDate: Date | null
+  /** Always false: bodykit computes no hash (formidable's `hashAlgorithm` is refused). */
+  hashAlgorithm: false
+  /** Always null (no hash). */
+  hash: null
+  /** The fields formidable's `toJSON()` gives (`mtime` is `lastModifiedDate`). */
+  toJSON (): { size: number, filepath: string, newFilename: string, mimetype: string | null, mtime: Date | null, originalFilename: string | null }
+}
+
+/** `ctx.request.files`: the files by field name, one file or, when the field repeats, an array of them. */
+export type KoaBodyFiles = Record<string, KoaBodyFile | KoaBodyFile[]>
+
+// Declared as a method, then taken by indexed access, as the callbacks above.
+interface KoaBodyCallbacks {
+  onFileBegin (name: string, file: KoaBodyFile): void
+}
+
+/** formidable's `onFileBegin`: called with each file's field name and file before the middleware hands the files on. */
+export type OnFileBegin = KoaBodyCallbacks['onFileBegin']
+
+/**
+ * The `formidable` options of `koaBody()` bodykit reads; any other formidable option throws a TypeError when the
+ * middleware is created. Limits are bodykit's finite defaults, not formidable's (docs/koa.md).
+ */
+export interface KoaBodyFormidableOptions {
+  /**
+   * The folder files are written to (it must exist).
+   * @default os.tmpdir()
+   */
+  uploadDir?: string | undefined
+  /**
+   * Maximum size of one file in bytes; more is 413 `multipart.file.too.large`. (formidable: 200 MiB.)
+   * @default 10485760 (10 MiB)
+   */
+  maxFileSize?: number | undefined
+  /**
+   * Maximum number of files; more is 413 `multipart.files.too.many`. (formidable: Infinity.)
+   * @default 10
+   */
+  maxFiles?: number | undefined
+  /**
+   * Maximum number of fields; more is 413 `multipart.fields.too.many`.
+   * @default 1000
+   */
+  maxFields?: number | undefined
+  /**
+   * Keep the extension of the client's file name (formidable's filtering: from the first dot, up to the first
+   * character other than a letter, digit or dot) on `newFilename`.
+   * @default false
+   */
+  keepExtensions?: boolean | undefined
+  /** Called for each file once it is stored, before the next middleware: a `filepath` it changes is where the file is moved to. */
+  onFileBegin?: OnFileBegin | undefined
+  /** Ignored: koa-body always passes `multiples: true`, and fields and files are always one value or an array. */
+  multiples?: boolean | undefined
+  /**
+   * Only `true` is taken: empty files (a browser's file input left empty) are always kept, with `size` 0; formidable
+   * refuses a form with one unless this is true and `minFileSize` is 0.
+   * @default true
+   */
+  allowEmptyFiles?: true | undefined
+  /**
+   * Only `0` is taken: files of any size are kept (formidable's default is 1, which refuses empty files too).
+   * @default 0
+   */
+  minFileSize?: 0 | undefined
+}
+
+/** Options of `koaBody()`: koa-body 7's and 8's, and bodykit's read-off bounds. */
+export interface KoaBodyOptions {
+  /**
+   * Set `ctx.request.body` (and `ctx.request.files`, `ctx.request.rawBody`).
+   * @default true
+   */
+  patchKoa?: boolean | undefined
+  /**
+   * Also set `ctx.req.body` (and `ctx.req.files`, `ctx.req.rawBody`).
+   * @default false
+   */
+  patchNode?: boolean | undefined
+  /**
+   * Maximum JSON body, after inflation: bytes or a `bytes` string; over it is 413 `request entity too large`.
+   * @default '1mb'
+   */
+  jsonLimit?: number | string | undefined
+  /**
+   * Maximum form body, after inflation.
+   * @default '56kb'
+   */
+  formLimit?: number | string | undefined
+  /**
+   * Maximum text body, after inflation.
+   * @default '56kb'
+   */
+  textLimit?: number | string | undefined
+  /**
+   * The charset JSON, form and text bodies are decoded with (the Content-Type's charset is not read).
+   * @default 'utf-8'
+   */
+  encoding?: string | undefined
+  /**
+   * Read `multipart/form-data` bodies: fields to `ctx.request.body`, files to `ctx.request.files`.
+   * @default false
+   */
+  multipart?: boolean | undefined
+  /**
+   * Read form bodies.
+   * @default true
+   */
+  urlencoded?: boolean | undefined
+  /**
+   * Read text bodies.
+   * @default true
+   */
+  text?: boolean | undefined
+  /**
+   * Read JSON bodies.
+   * @default true
+   */
+  json?: boolean | undefined
+  /**
+   * Accept only an object or an array as JSON (else 400); false also gives `''` for an empty body.
+   * @default true
+   */
+  jsonStrict?: boolean | undefined
+  /**
+   * The types read as JSON, as `ctx.is()` takes them.
+   * @default ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json']
+   */
+  jsonTypes?: readonly string[] | undefined
+  /**
+   * The types read as forms.
+   * @default ['urlencoded']
+   */
+  urlencodedTypes?: readonly string[] | undefined
+  /**
+   * The types read as text.
+   * @default ['text/*']
+   */
+  textTypes?: readonly string[] | undefined
+  /**
+   * The types read as multipart forms.
+   * @default ['multipart']
+   */
+  multipartTypes?: readonly string[] | undefined
+  /**
+   * Also set `ctx.request.rawBody` to the text a JSON, form or text body was decoded to.
+   * @default false
+   */
+  includeUnparsed?: boolean | undefined
+  /**
+   * The methods whose bodies are read (`HttpMethodEnum` values or their strings); other requests are left alone.
+   * @default ['POST', 'PUT', 'PATCH']
+   */
+  parsedMethods?: readonly KoaBodyMethod[] | undefined
+  /** Options for multipart forms: the formidable options bodykit reads. */
+  formidable?: KoaBodyFormidableOptions | undefined
+  /**
+   * Called with a refused body's error instead of throwing it; the next middleware runs after it.
+   */
+  onError?: ErrorHandler | undefined
+  /**
+   * Options of qs's `parse` for forms.
+   * @default { allowDots: true }
+   */
+  queryString?: Record<string, unknown> | undefined
+  /**
+   * **bodykit only.** After a refused body is answered, at most this much of the rest is read off before the
+   * connection is closed.
+   * @default '64mb'
+   */
+  discardLimit?: number | string | undefined
+  /**
+   * **bodykit only.** How long (ms) that read-off may take.
+   * @default 30000
+   */
+  discardTime?: number | undefined
+}
+
+/** The middleware `koaBody()` returns. */
+export type KoaBodyMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => Promise<unknown>

@@ -152,6 +152,9 @@ describe('require(\'bodykit/koa\')', () => {
     assert.equal(bodyParser.bodyParser, bodyParser)
     assert.equal(bodyParser().name, 'bodyParser')
     assert.throws(() => bodyParser({ enableTypes: ['yaml'] }), bodyParser.UnsupportedBodyTypeError)
+    // koa-body's koaBody and HttpMethodEnum, as named exports.
+    assert.equal(bodyParser.koaBody().name, 'koaBody')
+    assert.equal(bodyParser.HttpMethodEnum.DELETE, 'DELETE')
     assert.equal(require.resolve('bodykit/koa'), require('node:path').resolve(__dirname, '../../dist/koa.js'))
   })
 

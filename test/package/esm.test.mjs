@@ -12,7 +12,7 @@ import * as honoNamespace from 'bodykit/hono'
 import { json as honoJson, text as honoText } from 'bodykit/hono'
 import { Hono } from 'hono'
 import koaBodyParser, * as koaNamespace from 'bodykit/koa'
-import { bodyParser as namedKoaBodyParser, UnsupportedBodyTypeError } from 'bodykit/koa'
+import { bodyParser as namedKoaBodyParser, UnsupportedBodyTypeError, koaBody, HttpMethodEnum } from 'bodykit/koa'
 import Koa from 'koa'
 import { HTTPException } from 'hono/http-exception'
 
@@ -168,6 +168,7 @@ describe('import from \'bodykit/koa\'', () => {
     assert.equal(typeof koaBodyParser, 'function')
     assert.deepEqual([namedKoaBodyParser, koaNamespace.bodyParser, koaNamespace.default], [koaBodyParser, koaBodyParser, koaBodyParser])
     assert.throws(() => koaBodyParser({ enableTypes: ['yaml'] }), UnsupportedBodyTypeError)
+    assert.deepEqual([typeof koaBody, koaBody().name, HttpMethodEnum.GET], ['function', 'koaBody', 'GET'])
   })
 
   it('reads a body in a Koa app, and throws a refusal with the library\'s message and bodykit\'s type', async () => {

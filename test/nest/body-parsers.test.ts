@@ -89,7 +89,7 @@ describe('a Nest app answers as with its own parsers', () => {
     })
   }
 
-  it('bodykit's 400, 413 and 415 in Nest's error JSON, pinned', async (t) => {
+  it('bodykit\'s 400, 413 and 415 in Nest\'s error JSON, pinned', async (t) => {
     const app = await startNestApp(t, { setup: bodykitParsers() })
     const [malformed, large, charset] = await Promise.all([
       answer(app, post(JSON_TYPE, '{"a":')),

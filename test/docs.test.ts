@@ -78,6 +78,8 @@ const BASE_OPTIONS: ts.CompilerOptions = {
   moduleDetection: ts.ModuleDetectionKind.Force,
   types: ['node'],
   esModuleInterop: true,
+  // NestJS examples (docs/frameworks.md) are written with Nest's decorators, as its apps are.
+  experimentalDecorators: true,
   skipLibCheck: true,
   noEmit: true,
   baseUrl: root,

@@ -142,9 +142,9 @@ describe('options per route and app.useBodyParser', () => {
     const largeRoute = { path: 'large', method: RequestMethod.POST }
     const routes = (json: typeof bodykit.json): NestAppOptions => ({
       factory: { bodyParser: false },
-      configure: (consumer, controller) => {
+      configure: (consumer) => {
         consumer.apply(json({ limit: '1mb' })).forRoutes(largeRoute)
-        consumer.apply(json()).exclude(largeRoute).forRoutes(controller)
+        consumer.apply(json()).exclude(largeRoute).forRoutes('*path')
       }
     })
     const nest = await startNestApp(t, routes(bodyParser.json as typeof bodykit.json))

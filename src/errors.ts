@@ -40,6 +40,32 @@ function typeOf (thrown: Thrown): unknown {
   return thrown !== null && typeof thrown === 'object' ? (thrown as { type?: unknown }).type : undefined
 }
 
+/** Whether assigning `key` on `target` would succeed: an own or inherited setter or writable value, or a new key. */
+function canAssign (target: object, key: string): boolean {
+  for (let holder: object | null = target; holder !== null; holder = Object.getPrototypeOf(holder) as object | null) {
+    const descriptor = Object.getOwnPropertyDescriptor(holder, key)
+    if (descriptor !== undefined) return descriptor.set !== undefined || descriptor.writable === true
+  }
+  return Object.isExtensible(target)
+}
+
+/**
+ * http-errors' `createError(status, err, props)`: it adopts `err`, setting `status`, `statusCode`, `expose` and each
+ * of `props` on it. An error that cannot take them (a `statusCode` getter without a setter, as h3 v2's `HTTPError`
+ * has; a frozen error) would make that assignment throw a TypeError inside a stream's callback, where nothing
+ * catches it and the process ends; such an error is wrapped instead, with its status, its message and itself as
+ * `cause`.
+ */
+function adopt (status: number, thrown: Thrown, props: Record<string, unknown> = {}): createError.HttpError {
+  const cause = asCause(thrown)
+  if (cause === null || typeof cause === 'string' || ['status', 'statusCode', 'expose', ...Object.keys(props)].every((key) => canAssign(cause, key))) {
+    return createError(status, cause as Error, props)
+  }
+  const own = cause as { status?: unknown, statusCode?: unknown, message?: unknown }
+  const ownStatus = own.status ?? own.statusCode
+  return createError(typeof ownStatus === 'number' ? ownStatus : status, String(own.message), { ...props, cause })
+}
+
 /** 415 when the Content-Type's charset is refused by the parser or unknown to iconv-lite. */
 export function unsupportedCharset (charset: string): createError.HttpError {
   return mark(createError(415, 'unsupported charset "' + charset.toUpperCase() + '"', {
@@ -77,14 +103,14 @@ export function depthExceeded (): createError.HttpError {
 /** 403 when `verify` throws; a status or type on the thrown error wins (with its own type, it stays the caller's error). */
 export function verifyFailed (thrown: Thrown, body: Buffer): createError.HttpError {
   const ownType = typeOf(thrown)
-  const err = createError(403, asCause(thrown) as Error, { body, type: ownType || 'entity.verify.failed' })
+  const err = adopt(403, thrown, { body, type: ownType || 'entity.verify.failed' })
   return ownType ? err : mark(err)
 }
 
 /** 400 when the body cannot be decoded or parsed; a status or type on the thrown error wins (413 stays 413). */
 export function parseFailed (thrown: Thrown, body: string | Buffer): createError.HttpError {
   const ownType = typeOf(thrown)
-  const err = createError(400, asCause(thrown) as Error, { body, type: ownType || 'entity.parse.failed' })
+  const err = adopt(400, thrown, { body, type: ownType || 'entity.parse.failed' })
   // bodykit's own errors thrown by a parser (too many parameters, depth) are already marked.
   return ownType ? err : mark(err)
 }
@@ -100,7 +126,7 @@ export function validationFailed (issues: ReadonlyArray<StandardSchemaV1.Issue>,
  * the guard says false.
  */
 export function validationCrashed (thrown: Thrown): createError.HttpError {
-  return createError(500, asCause(thrown) as Error)
+  return adopt(500, thrown)
 }
 
 /** The message of a refused body: the first issue, where it is and what is wrong, and how many more there are. */
@@ -135,7 +161,7 @@ export function thrownByUser (thrown: unknown): unknown {
 /** 400 for a reading failure (raw-body's typed errors keep their status; zlib errors become 400). */
 export function readFailed (thrown: Thrown): createError.HttpError {
   const type = typeOf(thrown)
-  const err = createError(400, thrown as Error)
+  const err = adopt(400, thrown)
   // Typeless errors are zlib's (or the stream's), passed on as bodykit's; bodykit's own are already marked.
   return type === undefined || READING_TYPES.has(type) ? mark(err) : err
 }

@@ -52,6 +52,11 @@ const JS = new Set(['js', 'javascript', 'cjs', 'mjs'])
 function usesMulter (block: Block): boolean {
   return block.code.includes('bodykit/multer')
 }
+
+/** An h3 v2 example imports `h3` as its app does: the tests have h3 2 as `h3-2`, beside h3 1 as `h3`. */
+function usesH3v2 (block: Block): boolean {
+  return block.code.includes('from \'h3\'') && block.code.includes('new H3(')
+}
 const TS = new Set(['ts', 'typescript', 'mts', 'cts'])
 
 // Names the examples use without defining, as a reader's app would have them. JavaScript examples also see
@@ -91,6 +96,7 @@ const BASE_OPTIONS: ts.CompilerOptions = {
     'bodykit/multer': ['src/multer.ts'],
     'bodykit/hono': ['src/hono.ts'],
     'bodykit/koa': ['src/koa.ts'],
+    'bodykit/nest': ['src/nest.ts'],
     hono: ['node_modules/hono'],
     'hono/*': ['node_modules/hono/*'],
     koa: ['node_modules/@types/koa/index.d.ts']
@@ -105,7 +111,7 @@ const parsed = new Map<string, ts.SourceFile | undefined>()
  * TypeScript is checked with `strict`, as the test suite's own code; JavaScript as `checkJs` checks an app
  * without strict (so a caught error is `any`), which still finds a wrong import, option name or property.
  */
-function compileBlocks (blocks: Block[], typescript: boolean, preludeText = typescript ? PRELUDE : JS_PRELUDE): string[] {
+function compileBlocks (blocks: Block[], typescript: boolean, preludeText = typescript ? PRELUDE : JS_PRELUDE, paths: ts.MapLike<string[]> = {}): string[] {
   if (blocks.length === 0) return []
   const dir = path.join(root, '.docs-check')
   const files = new Map<string, { block: Block, source: string }>()
@@ -114,7 +120,7 @@ function compileBlocks (blocks: Block[], typescript: boolean, preludeText = type
   }
   const prelude = path.join(dir, typescript ? 'prelude.d.ts' : 'js-prelude.d.ts')
   const koaRequest = path.join(dir, 'koa-request.d.ts')
-  const options: ts.CompilerOptions = { ...BASE_OPTIONS, strict: typescript, allowJs: !typescript, checkJs: !typescript }
+  const options: ts.CompilerOptions = { ...BASE_OPTIONS, paths: { ...BASE_OPTIONS.paths, ...paths }, strict: typescript, allowJs: !typescript, checkJs: !typescript }
   const host = ts.createCompilerHost(options)
   const virtual = (file: string): string | undefined => file === prelude ? preludeText : file === koaRequest ? KOA_REQUEST : files.get(file)?.source
   const { fileExists, readFile, getSourceFile } = host
@@ -159,10 +165,12 @@ describe('docs', () => {
     assert.deepEqual(unknown.map((block) => block.page + ':' + block.line + ' ```' + block.lang), [], 'a code block without js, ts, sh or text')
     assert.ok(checked.length >= 15, 'found only ' + checked.length + ' examples')
     assert.deepEqual([
-      ...compileBlocks(checked.filter((block) => JS.has(block.lang) && !usesMulter(block)), false),
+      ...compileBlocks(checked.filter((block) => JS.has(block.lang) && !usesMulter(block) && !usesH3v2(block)), false),
+      ...compileBlocks(checked.filter((block) => JS.has(block.lang) && usesH3v2(block)), false, JS_PRELUDE, { h3: ['node_modules/h3-2'] }),
       // A multer app has multer's `req.files` (from bodykit/multer's types), not multipart()'s: its own program.
       ...compileBlocks(checked.filter((block) => JS.has(block.lang) && usesMulter(block)), false, PRELUDE),
-      ...compileBlocks(checked.filter((block) => TS.has(block.lang)), true)
+      ...compileBlocks(checked.filter((block) => TS.has(block.lang) && !usesH3v2(block)), true),
+      ...compileBlocks(checked.filter((block) => TS.has(block.lang) && usesH3v2(block)), true, PRELUDE, { h3: ['node_modules/h3-2'] })
     ], [])
   })
 

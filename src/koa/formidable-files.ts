@@ -6,6 +6,7 @@ import type { ServerResponse } from 'http'
 import onFinished from 'on-finished'
 import { storageFailed, thrownByUser } from '../errors'
 import type { UploadedFile } from '../types'
+import { handled } from './middleware'
 import type { KoaBodyFile, KoaBodyFiles, OnFileBegin } from './types'
 
 /** What koaBody() does with the files of a form, fixed when the middleware is created. */
@@ -76,7 +77,7 @@ function removeFiles (paths: readonly string[]): Promise<void> {
 /**
  * The stage's stored files as koa-body lists them. Each is renamed for `keepExtensions` and passed to `onFileBegin`,
  * in form order; a `filepath` it changed is where the file is moved, and that file is the app's from then on. The
- * files left in `uploadDir` are removed once the response has finished, as the stage removes its own. When a step
+ * files left in `uploadDir` are removed once the response has finished (the stage leaves them to this). When a step
  * fails (a throw from `onFileBegin`, a move), every file of the form is removed and the error is thrown.
  */
 export async function presentFiles (stored: readonly UploadedFile[], rules: FileRules, res: ServerResponse): Promise<KoaBodyFiles> {
@@ -95,7 +96,8 @@ export async function presentFiles (stored: readonly UploadedFile[], rules: File
       if (rules.onFileBegin !== null) {
         const intended = file.filepath
         try {
-          rules.onFileBegin(upload.fieldName, file)
+          // An async onFileBegin is waited for (formidable ignores what it returns): its rejection is the request's error.
+          await handled(rules.onFileBegin(upload.fieldName, file))
         } catch (thrown) {
           throw thrownByUser(thrown)
         }
@@ -114,7 +116,8 @@ export async function presentFiles (stored: readonly UploadedFile[], rules: File
     await removeFiles(pending)
     throw err
   }
-  // The stage removes the files it stored under their own names; those renamed here are removed the same way.
+  // Every file left in uploadDir, renamed or not, is removed once the response has finished (also when it finished
+  // before the form was read: then now); the stage does not tie them to it (koaMultipartDefinition).
   if (inUploadDir.length > 0) onFinished(res, () => { void removeFiles(inUploadDir) })
   return files
 }

@@ -4,13 +4,17 @@ import type { ServerResponse } from 'http'
 import os from 'os'
 import bytes from 'bytes'
 import { createReadSettings } from '../factories'
-import { multipartDefinition } from '../parsers/multipart'
+import { createFieldAssembler } from '../multipart/fields'
+import { createFormPolicy } from '../multipart/form-collector'
+import { createMultipartStage } from '../multipart/part-reader'
+import { normalizeMultipartOptions } from '../multipart/settings'
+import { multipartDefinition, type StreamParserDefinition } from '../parsers/multipart'
 import type { ReadSettings } from '../read'
 import { readWithSettings } from '../readers'
 import type { UploadedFile } from '../types'
 import { legacy, type Variant } from '../variants'
 import { presentFiles, type FileRules } from './formidable-files'
-import { asTheLibrariesError } from './middleware'
+import { asTheLibrariesError, handled } from './middleware'
 import { createFormParse, createJsonParse, createKoaDefinition, createKoaVariant, type KoaBody } from './reading'
 import type { ErrorHandler, KoaBodyFiles, KoaBodyMethod, KoaBodyMiddleware, KoaBodyOptions, KoaContext, OnFileBegin } from './types'
 
@@ -33,6 +37,20 @@ const DEFAULTS = {
 
 /** The formidable options read; `multiples` is taken and ignored (koa-body always sets it), `allowEmptyFiles` only as true, `minFileSize` only as 0. */
 const FORMIDABLE_OPTIONS = new Set(['uploadDir', 'maxFileSize', 'maxFiles', 'maxFields', 'keepExtensions', 'onFileBegin', 'multiples', 'allowEmptyFiles', 'minFileSize'])
+
+/**
+ * multipart() as koaBody() reads it: the stage does not tie the stored files to the response, presentFiles does, once it
+ * knows which ones onFileBegin moved. (Tied by the stage, a response sent before the form was read removed them before
+ * they could be renamed or moved: a 500 for a form read whole.)
+ */
+const koaMultipartDefinition: StreamParserDefinition = {
+  ...multipartDefinition,
+  createStage (options, variant) {
+    const settings = normalizeMultipartOptions(options)
+    const policy = createFormPolicy(settings, createFieldAssembler(settings, variant))
+    return { stage: createMultipartStage({ ...policy, begin: (req, _res, done) => policy.begin(req, undefined, done) }), defaultLimit: settings.defaultLimit }
+  }
+}
 
 /** One kind of body: the types that pick it, and its reading. */
 interface Kind {
@@ -145,7 +163,7 @@ function createKoaBodySettings (options: KoaBodyOptions | null | undefined): Koa
   const formidable = readFormidable(given.formidable)
   if (readSwitch(given, 'multipart', false)) {
     const formVariant: Variant = { ...variant, deliverForm: (_req, next, fields, files) => { (next as (err: null, form: Form) => void)(null, { fields: fields as Form['fields'], files: (files ?? []) as UploadedFile[] }) } }
-    kinds.push({ types: readTypes(given, 'multipartTypes'), read: createReadSettings(multipartDefinition, { ...formidable.stage, type: readEveryRequest, discardLimit: given.discardLimit, discardTime: given.discardTime }, formVariant), multipart: true })
+    kinds.push({ types: readTypes(given, 'multipartTypes'), read: createReadSettings(koaMultipartDefinition, { ...formidable.stage, type: readEveryRequest, discardLimit: given.discardLimit, discardTime: given.discardTime }, formVariant), multipart: true })
   }
   return {
     kinds,
@@ -206,7 +224,7 @@ export function createKoaBody (options: KoaBodyOptions | null | undefined): KoaB
           // compat(koa-body): formidable's errors carry their status as `httpCode`, where onError handlers read it.
           if (kind.multipart && typeof error.type === 'string' && error.type.startsWith('multipart.')) error.httpCode = error.status
           if (onError === null) throw error
-          onError(error, ctx)
+          await handled(onError(error, ctx))
         }
       }
     }

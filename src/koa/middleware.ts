@@ -81,10 +81,22 @@ export function createKoaMiddleware (settings: KoaSettings): KoaMiddleware {
     } catch (err) {
       const error = asTheLibrariesError(err, ctx)
       if (onError === null) throw error
-      onError(error as Error, ctx)
+      await handled(onError(error as Error, ctx))
     }
     await next()
   }
+}
+
+/**
+ * What a user hook returned, waited for when it is a promise: an async hook's rejection is then the request's error
+ * (500, or the status it carries), where the libraries leave it unhandled.
+ */
+export function handled (result: unknown): Promise<void> | undefined {
+  return isThenable(result) ? Promise.resolve(result).then(() => {}) : undefined
+}
+
+function isThenable (value: unknown): value is PromiseLike<unknown> {
+  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function'
 }
 
 /** The validation stage of the pipeline, as a promise: the schema's output, or its refusal. */

@@ -104,7 +104,10 @@ export interface KoaBodyParserOptions {
    * @default true
    */
   strict?: boolean | undefined
-  /** koa-bodyparser 4: called with a refused body's error instead of throwing it; the next middleware runs after it. */
+  /**
+   * koa-bodyparser 4: called with a refused body's error instead of throwing it; the next middleware runs after it (after
+   * the promise it returns, if any: a rejection is then the request's error).
+   */
   onerror?: ErrorHandler | undefined
   /**
    * koa-bodyparser 4: options of qs's `parse` for forms.
@@ -122,7 +125,10 @@ export interface KoaBodyParserOptions {
    * @default true
    */
   jsonStrict?: boolean | undefined
-  /** @koa/bodyparser 6: called with a refused body's error instead of throwing it; the next middleware runs after it. */
+  /**
+   * @koa/bodyparser 6: called with a refused body's error instead of throwing it; the next middleware runs after it
+   * (after the promise it returns, if any: a rejection is then the request's error).
+   */
   onError?: ErrorHandler | undefined
   /**
    * @koa/bodyparser 6: also set `ctx.req.body` and `ctx.req.rawBody`, and leave a request alone whose `ctx.req.body`
@@ -257,7 +263,10 @@ export interface KoaBodyFormidableOptions {
    * @default false
    */
   keepExtensions?: boolean | undefined
-  /** Called for each file once it is stored, before the next middleware: a `filepath` it changes is where the file is moved to. */
+  /**
+   * Called for each file once it is stored, before the next middleware: a `filepath` it changes is where the file is
+   * moved to. A promise it returns is waited for; a throw or a rejection is the request's error, every file removed.
+   */
   onFileBegin?: OnFileBegin | undefined
   /** Ignored: koa-body always passes `multiples: true`, and fields and files are always one value or an array. */
   multiples?: boolean | undefined
@@ -364,7 +373,8 @@ export interface KoaBodyOptions {
   /** Options for multipart forms: the formidable options bodykit reads. */
   formidable?: KoaBodyFormidableOptions | undefined
   /**
-   * Called with a refused body's error instead of throwing it; the next middleware runs after it.
+   * Called with a refused body's error instead of throwing it; the next middleware runs after it (after the promise it
+   * returns, if any: a rejection is then the request's error).
    */
   onError?: ErrorHandler | undefined
   /**

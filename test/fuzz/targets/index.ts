@@ -3,6 +3,7 @@ import type { Answers, Source } from './harness'
 import * as contentType from './content-type'
 import * as inflate from './inflate'
 import * as json from './json'
+import * as koa from './koa'
 import * as multer from './multer'
 import * as multipart from './multipart'
 import * as text from './text'
@@ -26,5 +27,6 @@ export const TARGETS: Record<string, FuzzTarget> = {
   inflate,
   multipart,
   multer,
-  web
+  web,
+  koa
 }

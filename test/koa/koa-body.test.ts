@@ -252,6 +252,26 @@ async function settle (): Promise<void> {
 describe('koaBody(): the documented differences from koa-body', () => {
   const [{ Koa }] = KOA_MAJORS.slice(-1)
 
+  it('ctx.request.files: koa-body lists a file field named __proto__ under the key "0"; bodykit\'s object has no prototype, and that field is its own key', async (t) => {
+    const filesOf = (uploadDir: string) => (ctx: Koa.Context): void => {
+      const files = (ctx.request as Koa.Request & { files?: Record<string, unknown> }).files as Record<string, { originalFilename?: string }>
+      const own = Object.getOwnPropertyDescriptor(files, '__proto__')?.value as { originalFilename?: string } | undefined
+      const prototype = Object.getPrototypeOf(files) as { originalFilename?: string } | null
+      ctx.body = { prototype: prototype === null ? null : prototype === Object.prototype ? 'Object.prototype' : prototype.originalFilename ?? 'other', own: own?.originalFilename ?? null, keys: Object.keys(files), uploadDir: uploadDir !== '' }
+    }
+    const [libraryDir, dir] = [uploadFolder(t), uploadFolder(t)]
+    const [library, bodykit] = await Promise.all([
+      startKoaApp(t, Koa, libraryKoaBody({ multipart: true, formidable: { uploadDir: libraryDir } }), filesOf(libraryDir)),
+      startKoaApp(t, Koa, koaBody({ multipart: true, formidable: { uploadDir: dir } }), filesOf(dir))
+    ])
+    const request = multipart([{ name: '__proto__', filename: 'evil.txt', type: 'text/plain', content: 'x' }, { name: 'doc', filename: 'a.txt', type: 'text/plain', content: 'y' }])
+    const [fromLibrary, fromBodykit] = await Promise.all([send(library.port, 'p1', request), send(bodykit.port, 'p1', request)])
+    // formidable's `files.__proto__ = [file]` makes the array the prototype; koa-body's for...in then lists its index 0.
+    const libraryFiles = JSON.parse(fromLibrary.text) as { keys: string[] }
+    assert.deepEqual(libraryFiles, { prototype: 'Object.prototype', own: null, keys: ['0', 'doc'], uploadDir: true })
+    assert.deepEqual(JSON.parse(fromBodykit.text), { prototype: null, own: 'evil.txt', keys: ['__proto__', 'doc'], uploadDir: true })
+  })
+
   it('a file over maxFileSize: koa-body answers 500 (formidable\'s error has no status); bodykit 413 multipart.file.too.large, httpCode 413, no file left', async (t) => {
     const pair = await startPair(t, Koa, (uploadDir) => ({ multipart: true, formidable: { uploadDir, maxFileSize: 4 } }))
     const { library, bodykit } = await sendBoth(pair, filesForm(2, 5))

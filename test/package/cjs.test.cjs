@@ -62,6 +62,13 @@ describe('require(\'bodykit\')', () => {
     await assert.rejects(bodykit.readJson(req, { limit: 'x' }), { name: 'TypeError', message: 'option limit "x" is invalid' })
   })
 
+  it('loads no framework: no @nestjs/*, rxjs, hono or koa (in a process of its own, as this file loads them)', () => {
+    const script = "require('bodykit'); require('bodykit/legacy'); require('bodykit/multer'); console.log(JSON.stringify(Object.keys(require.cache)))"
+    const loaded = JSON.parse(require('node:child_process').execFileSync(process.execPath, ['-e', script], { cwd: __dirname, encoding: 'utf8' }))
+    assert.ok(loaded.some((file) => file.endsWith('dist/index.js')))
+    assert.deepEqual(loaded.filter((file) => /[\\/]node_modules[\\/](@nestjs|rxjs|hono|koa)[\\/]/.test(file)), [])
+  })
+
   it('resolves to the built dist/index.js', () => {
     assert.equal(require.resolve('bodykit'), require('node:path').resolve(__dirname, '../../dist/index.js'))
   })
@@ -180,6 +187,52 @@ describe('require(\'bodykit/koa\')', () => {
   })
 })
 
+describe('require(\'bodykit/nest\')', () => {
+  it('loads without multer or @nestjs/platform-express, and gives Nest\'s five upload interceptors', () => {
+    const nest = require('bodykit/nest')
+    // bodykit/multer reads the uploads: the entry never loads multer, nor the package Nest's own interceptors are in.
+    assert.deepEqual(Object.keys(require.cache).filter((file) => /[\\/]node_modules[\\/](multer|@nestjs[\\/]platform-express)[\\/]/.test(file)), [])
+    assert.deepEqual(Object.keys(nest).sort(), ['AnyFilesInterceptor', 'FileFieldsInterceptor', 'FileInterceptor', 'FilesInterceptor', 'NoFilesInterceptor'])
+    assert.equal(typeof nest.FileInterceptor('file'), 'function')
+    assert.equal(require.resolve('bodykit/nest'), require('node:path').resolve(__dirname, '../../dist/nest.js'))
+  })
+
+  it('reads an upload into @UploadedFile() in a Nest app, options from MulterModule.register(), and answers a file too large with 413', async () => {
+    const { Body, Controller, Module, Post, UploadedFile, UseInterceptors } = require('@nestjs/common')
+    const { NestFactory } = require('@nestjs/core')
+    const { MulterModule } = require('@nestjs/platform-express')
+    const { FileInterceptor } = require('bodykit/nest')
+    // Decorators applied as calls: this file is plain CommonJS.
+    class UploadController {
+      upload (body, file) { return { body, name: file.originalname, text: file.buffer.toString() } }
+    }
+    const descriptor = Object.getOwnPropertyDescriptor(UploadController.prototype, 'upload')
+    Post('upload')(UploadController.prototype, 'upload', descriptor)
+    UseInterceptors(FileInterceptor('file'))(UploadController.prototype, 'upload', descriptor)
+    Body()(UploadController.prototype, 'upload', 0)
+    UploadedFile()(UploadController.prototype, 'upload', 1)
+    Controller()(UploadController)
+    class AppModule {}
+    Module({ imports: [MulterModule.register({ limits: { fileSize: 20 } })], controllers: [UploadController] })(AppModule)
+    const app = await NestFactory.create(AppModule, { logger: false })
+    await app.listen(0, '127.0.0.1')
+    try {
+      const send = (text) => {
+        const form = new FormData()
+        form.append('title', 'from cjs')
+        form.append('file', new Blob([text], { type: 'text/plain' }), 'notes.txt')
+        return fetch(`http://127.0.0.1:${app.getHttpServer().address().port}/upload`, { method: 'POST', body: form })
+      }
+      const ok = await send('file contents')
+      assert.deepEqual([ok.status, await ok.json()], [201, { body: { title: 'from cjs' }, name: 'notes.txt', text: 'file contents' }])
+      const tooLarge = await send('x'.repeat(21))
+      assert.deepEqual([tooLarge.status, await tooLarge.json()], [413, { statusCode: 413, message: 'File too large', error: 'Payload Too Large' }])
+    } finally {
+      await app.close()
+    }
+  })
+})
+
 /** Runs one middleware on a server with a body that fails and returns what `isBodyParserError` said of the error. */
 async function guardSays (middleware, isBodyParserError, contentType, body) {
   let said
@@ -217,16 +270,17 @@ describe('isBodyParserError', () => {
 })
 
 describe('the exports map', () => {
-  it('lists only ".", "./legacy", "./multer", "./koa", "./hono" and "./package.json"', () => {
+  it('lists only ".", "./legacy", "./multer", "./koa", "./nest", "./hono" and "./package.json"', () => {
     const pkg = require('bodykit/package.json')
-    assert.deepEqual([pkg.name, Object.keys(pkg.exports)], ['bodykit', ['.', './legacy', './multer', './koa', './hono', './package.json']])
+    assert.deepEqual([pkg.name, Object.keys(pkg.exports)], ['bodykit', ['.', './legacy', './multer', './koa', './nest', './hono', './package.json']])
   })
 
   it('refuses deep requires with ERR_PACKAGE_PATH_NOT_EXPORTED', () => {
     for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/read', 'bodykit/dist/index.js', 'bodykit/dist/parsers/json.js', 'bodykit/src/index', 'bodykit/json', 'bodykit/lib/types/json',
       'bodykit/dist/multer.js', 'bodykit/dist/multer', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/multer/index',
       'bodykit/dist/hono.js', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json',
-      'bodykit/dist/koa.js', 'bodykit/dist/koa/middleware.js', 'bodykit/koa/package.json']) {
+      'bodykit/dist/koa.js', 'bodykit/dist/koa/middleware.js', 'bodykit/koa/package.json',
+      'bodykit/dist/nest.js', 'bodykit/dist/nest/run-upload.js', 'bodykit/nest/package.json']) {
       assert.throws(() => require(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
     }
   })

@@ -14,6 +14,10 @@ import { Hono } from 'hono'
 import koaBodyParser, * as koaNamespace from 'bodykit/koa'
 import { bodyParser as namedKoaBodyParser, UnsupportedBodyTypeError, koaBody, HttpMethodEnum } from 'bodykit/koa'
 import Koa from 'koa'
+import * as nestNamespace from 'bodykit/nest'
+import { FileInterceptor, FilesInterceptor, FileFieldsInterceptor, AnyFilesInterceptor, NoFilesInterceptor } from 'bodykit/nest'
+import { Body, Controller, Module, Post, UploadedFiles, UseInterceptors } from '@nestjs/common'
+import { NestFactory } from '@nestjs/core'
 import { HTTPException } from 'hono/http-exception'
 
 const GENERIC_SPLIT = 'The bodyParser() generic has been split into individual middleware to use instead.'
@@ -202,9 +206,49 @@ describe('import from \'bodykit/koa\'', () => {
   })
 })
 
+describe('import from \'bodykit/nest\'', () => {
+  it('gives Nest\'s five upload interceptors as named exports (the CommonJS build, through Node\'s ESM loader)', () => {
+    // `default` (module.exports) and `__esModule` (the flag tsc's CommonJS output sets) come with any such build.
+    assert.deepEqual(Object.keys(nestNamespace).filter((name) => name !== 'default' && name !== '__esModule').sort(), ['AnyFilesInterceptor', 'FileFieldsInterceptor', 'FileInterceptor', 'FilesInterceptor', 'NoFilesInterceptor'])
+    assert.deepEqual([FileInterceptor, FilesInterceptor, FileFieldsInterceptor, AnyFilesInterceptor, NoFilesInterceptor].map((factory) => typeof factory), ['function', 'function', 'function', 'function', 'function'])
+    assert.match(import.meta.resolve('bodykit/nest'), /\/dist\/nest\.js$/)
+  })
+
+  it('reads files into @UploadedFiles() in a Nest app, and refuses an unexpected one as Nest does', async () => {
+    // Decorators applied as calls: this file is plain JavaScript.
+    class UploadController {
+      upload (body, files) { return { body, files: files.map((file) => file.originalname) } }
+    }
+    const descriptor = Object.getOwnPropertyDescriptor(UploadController.prototype, 'upload')
+    Post('upload')(UploadController.prototype, 'upload', descriptor)
+    UseInterceptors(FilesInterceptor('files', 2))(UploadController.prototype, 'upload', descriptor)
+    Body()(UploadController.prototype, 'upload', 0)
+    UploadedFiles()(UploadController.prototype, 'upload', 1)
+    Controller()(UploadController)
+    class AppModule {}
+    Module({ controllers: [UploadController] })(AppModule)
+    const app = await NestFactory.create(AppModule, { logger: false })
+    await app.listen(0, '127.0.0.1')
+    try {
+      const send = (names) => {
+        const form = new FormData()
+        form.append('title', 'from esm')
+        for (const name of names) form.append('files', new Blob(['x']), name)
+        return fetch(`http://127.0.0.1:${app.getHttpServer().address().port}/upload`, { method: 'POST', body: form })
+      }
+      const ok = await send(['a.txt', 'b.txt'])
+      assert.deepEqual([ok.status, await ok.json()], [201, { body: { title: 'from esm' }, files: ['a.txt', 'b.txt'] }])
+      const tooMany = await send(['a.txt', 'b.txt', 'c.txt'])
+      assert.deepEqual([tooMany.status, await tooMany.json()], [400, { statusCode: 400, message: 'Unexpected file field - files', error: 'Bad Request' }])
+    } finally {
+      await app.close()
+    }
+  })
+})
+
 describe('deep imports', () => {
   it('are refused with ERR_PACKAGE_PATH_NOT_EXPORTED', async () => {
-    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js', 'bodykit/dist/multer.js', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/dist/hono.mjs', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json', 'bodykit/dist/koa.js', 'bodykit/koa/package.json']) {
+    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js', 'bodykit/dist/multer.js', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/dist/hono.mjs', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json', 'bodykit/dist/koa.js', 'bodykit/koa/package.json', 'bodykit/dist/nest.js', 'bodykit/nest/package.json']) {
       await assert.rejects(import(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
     }
   })

@@ -73,6 +73,8 @@ before(async () => {
     copyPackage(nodeModules, 'hono', findPackage('hono', root))
     // Koa's types, for the koa fixtures: bodykit/koa's own declarations need none of them.
     copyPackage(nodeModules, '@types/koa', findPackage('@types/koa', root))
+    // bodykit/nest's optional peer (its types ship in the package), and the peers its declarations import.
+    for (const library of ['@nestjs/common', 'rxjs', 'reflect-metadata']) copyPackage(nodeModules, library, findPackage(library, root))
     // The same fixtures against body-parser and multer: only the module names change (bodykit-only fixtures are
     // left out). Both targets are in one program, so bodykit/multer's globals must merge with @types/multer's.
     cpSync(fixtures, path.join(project, 'bodykit'), { recursive: true })
@@ -90,25 +92,29 @@ after(() => {
   if (work) rmSync(work, { recursive: true, force: true })
 })
 
-it('packs only the entries\' and public modules\' declarations, which import nothing but Node builtins (plain names), each other and (bodykit/hono\'s) hono', async () => {
+it('packs only the entries\' and public modules\' declarations, which import nothing but Node builtins (plain names), each other, (bodykit/hono\'s) hono and (bodykit/nest\'s) @nestjs/common', async () => {
   const { stdout } = await run('tar', ['-tzf', tarball])
   const declarations = stdout.split('\n').filter((file) => /\.d\.m?ts$/.test(file)).sort()
-  assert.deepEqual(declarations, ['package/dist/hono.d.mts', 'package/dist/hono.d.ts', 'package/dist/hono/adapter.d.ts', 'package/dist/index.d.ts', 'package/dist/koa.d.ts', 'package/dist/koa/types.d.ts', 'package/dist/legacy.d.ts', 'package/dist/multer.d.ts', 'package/dist/options.d.ts', 'package/dist/types.d.ts'])
+  assert.deepEqual(declarations, ['package/dist/hono.d.mts', 'package/dist/hono.d.ts', 'package/dist/hono/adapter.d.ts', 'package/dist/index.d.ts', 'package/dist/koa.d.ts', 'package/dist/koa/types.d.ts', 'package/dist/legacy.d.ts', 'package/dist/multer.d.ts', 'package/dist/nest.d.ts', 'package/dist/options.d.ts', 'package/dist/types.d.ts'])
   for (const file of declarations) {
     const text = readFileSync(path.join(work, 'express5/node_modules/bodykit', file.slice('package/'.length)), 'utf8')
-    // bodykit/hono's declarations also import its optional peer, hono, which an app importing that entry has.
+    // bodykit/hono's declarations also import its optional peer, hono, and bodykit/nest's its optional peer, @nestjs/common
+    // (and bodykit/multer's options): an app importing that entry has them.
     const hono = file.includes('/hono')
+    const nest = file.endsWith('/nest.d.ts')
     for (const [, specifier] of text.matchAll(/from '([^']+)'/g)) {
-      assert.ok(builtinModules.includes(specifier) || /^\.\.?\/(options|types|hono\/adapter|koa\/types)(\.js)?$/.test(specifier) || (hono && /^hono(\/|$)/.test(specifier)), file + ' imports ' + specifier)
+      assert.ok(builtinModules.includes(specifier) || /^\.\.?\/(options|types|hono\/adapter|koa\/types)(\.js)?$/.test(specifier) || (hono && /^hono(\/|$)/.test(specifier)) ||
+        (nest && /^(@nestjs\/common|\.\/multer)$/.test(specifier)), file + ' imports ' + specifier)
     }
   }
 })
 
 /**
- * The multer fixtures (named multer.*) are a program of their own: multer's global `req.files` (@types/multer's,
- * and bodykit/multer's, which merge) does not fit a handler typed `MultipartRequest<express.Request>`.
+ * The multer fixtures (named multer.*, and nest.*, whose entry brings bodykit/multer's types) are a program of their own:
+ * multer's global `req.files` (@types/multer's, and bodykit/multer's, which merge) does not fit a handler typed
+ * `MultipartRequest<express.Request>`.
  */
-const isMulterFixture = (file) => /^multer\./.test(path.basename(file))
+const isMulterFixture = (file) => /^(multer|nest)\./.test(path.basename(file))
 
 // Two compiler runs per Express major and configuration check both targets' fixtures (they share the
 // parsing of @types/node and @types/express); two configurations at a time, each run a few seconds of CPU.

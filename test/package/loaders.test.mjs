@@ -1,5 +1,6 @@
-// Loader matrix: the three entries, installed from the packed tarball, loaded by require() and by import in the test
-// runners, TypeScript runner and bundlers that apps use, each time running one set of requests through Express 4.
+// Loader matrix: five entries, installed from the packed tarball, loaded by require() and by import in the test
+// runners, TypeScript runner and bundlers that apps use, each time running one set of requests: through Express 4
+// (bodykit, bodykit/legacy, bodykit/multer), Koa 2 (bodykit/koa) and Nest 11 (bodykit/nest).
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -16,35 +17,69 @@ const rootModules = path.join(root, 'node_modules')
 const fixtures = path.join(import.meta.dirname, 'loaders')
 const requireFromRoot = createRequire(path.join(root, 'package.json'))
 
-const MULTER_NAMED = { type: 'function', sameAsDefault: true }
+const NAMED = { type: 'function', sameAsModule: true }
+
+/** The form every upload sends: the field, and the file as a handler sees it. */
+const FORM_FIELDS = { title: 'hello form' }
+const FORM_FILE = { fieldname: 'f', originalname: 'notes.txt', encoding: '7bit', mimetype: 'text/plain', buffer: 'file contents', size: 13 }
 
 /**
  * What check.js records for each entry: for bodykit and bodykit/legacy the two bodies parsed and the unread body each
- * entry leaves; for bodykit/multer its shape, a MulterError it makes and the form upload.single('f') read into memory.
+ * entry leaves; for bodykit/multer its shape, a MulterError it makes and the form upload.single('f') read into memory;
+ * for bodykit/koa its shape, the two bodies bodyParser() read and the form koaBody({ multipart: true }) read, the file
+ * on disk; for bodykit/nest its interceptors, the form FileInterceptor('f') read and Nest's 413 for a file over
+ * limits.fileSize. POST routes answer 201 in Nest.
  */
 const EXPECTED = {
   default: { json: { status: 200, answer: { body: { hello: 'world', n: [1, 2] } } }, form: { status: 200, answer: { body: { a: '1', b: 'two words' } } }, unread: { status: 200, answer: { body: 'undefined' } } },
   legacy: { json: { status: 200, answer: { body: { hello: 'world', n: [1, 2] } } }, form: { status: 200, answer: { body: { a: '1', b: 'two words' } } }, unread: { status: 200, answer: { body: {} } } },
   multer: {
-    shape: { multer: 'function', diskStorage: MULTER_NAMED, memoryStorage: MULTER_NAMED, MulterError: MULTER_NAMED },
+    shape: { multer: 'function', diskStorage: NAMED, memoryStorage: NAMED, MulterError: NAMED },
     error: { name: 'MulterError', code: 'LIMIT_FILE_SIZE', field: 'f', message: 'File too large', isError: true },
+    upload: { status: 200, answer: { body: FORM_FIELDS, file: FORM_FILE } }
+  },
+  koa: {
+    shape: { module: 'function', bodyParser: NAMED, koaBody: NAMED },
+    json: { status: 200, answer: { body: { hello: 'world', n: [1, 2] }, file: 'undefined' } },
+    form: { status: 200, answer: { body: { a: '1', b: 'two words' }, file: 'undefined' } },
     upload: {
       status: 200,
-      answer: {
-        body: { title: 'hello form' },
-        file: { fieldname: 'f', originalname: 'notes.txt', encoding: '7bit', mimetype: 'text/plain', buffer: 'file contents', size: 13 }
-      }
+      answer: { body: FORM_FIELDS, file: { originalFilename: 'notes.txt', size: 13, mimetype: 'text/plain', content: 'file contents', inUploadDir: true } }
     }
+  },
+  nest: {
+    shape: {
+      FileInterceptor: NAMED,
+      FilesInterceptor: NAMED,
+      FileFieldsInterceptor: NAMED,
+      AnyFilesInterceptor: NAMED,
+      NoFilesInterceptor: NAMED,
+      interceptor: { type: 'function', intercept: 'function' }
+    },
+    upload: { status: 201, answer: { body: FORM_FIELDS, file: FORM_FILE } },
+    limited: { status: 413, answer: { statusCode: 413, message: 'File too large', error: 'Payload Too Large' } }
   }
 }
+
+const ENTRIES = Object.keys(EXPECTED)
+
+/**
+ * Jest 26 loads bodykit/nest and makes its interceptors, but cannot run a Nest 11 app: Nest's Express adapter,
+ * @nestjs/platform-express 11, runs on Express 5, whose body-parser 2 requires `node:zlib`, which Jest 26 reads as a
+ * file. Nest itself, not bodykit, is out of Jest 26's reach (NestFactory would exit the process).
+ */
+const NEST_WITHOUT_APP = { shape: EXPECTED.nest.shape, adapter: "ENOENT: no such file or directory, open 'node:zlib'" }
 
 /**
  * Where a loader's answer differs from EXPECTED, and why. esbuild renames the bundled modules' names that clash with
  * a name of the entry (bundle.mjs imports `MulterError`), so the class is MulterError2 there; MulterError's `name` is
- * `this.constructor.name`, as in multer 2.x, whose error is named MulterError2 in the same bundle too.
+ * `this.constructor.name`, as in multer 2.x, whose error is named MulterError2 in the same bundle too. Jest 26 runs no
+ * Nest app (NEST_WITHOUT_APP).
  */
 const DIFFERENCES = {
-  'esbuild-import-multer': { ...EXPECTED.multer, error: { ...EXPECTED.multer.error, name: 'MulterError2' } }
+  'esbuild-import-multer': { ...EXPECTED.multer, error: { ...EXPECTED.multer.error, name: 'MulterError2' } },
+  'jest26-require-nest': NEST_WITHOUT_APP,
+  'jest26-import-nest': NEST_WITHOUT_APP
 }
 
 /**
@@ -103,6 +138,15 @@ before(async () => {
   for (const name of Object.keys(dependencies)) linkInto(nodeModules, name, findPackage(name, root))
   linkInto(nodeModules, 'express', findPackage('express-4', root))
   assert.ok(lstatSync(path.join(nodeModules, 'express')).isSymbolicLink())
+  // The optional peers an app with bodykit/koa or bodykit/nest installs. Koa 2, as Express 4, so that every tool of
+  // the matrix runs the app: Koa 3 cannot be loaded by Jest 26 (it requires `node:util`, which Jest 26 reads as a file)
+  // nor answer in Jest 27 (its response checks `instanceof ReadableStream`, a global Jest 27's node environment lacks);
+  // test/koa runs bodykit/koa on both. Nest 11 with the peers of its own (@nestjs/platform-express has its Express 5
+  // nested, beside the app's Express 4).
+  linkInto(nodeModules, 'koa', findPackage('koa2', root))
+  for (const name of ['@nestjs/common', '@nestjs/core', '@nestjs/platform-express', 'rxjs', 'reflect-metadata']) {
+    linkInto(nodeModules, name, findPackage(name, root))
+  }
 })
 
 after(() => {
@@ -123,10 +167,10 @@ async function runTool (label, args, options = {}) {
   }
 }
 
-/** Asserts that `label` ran the three entries, loaded the way `how` says, and that each answered as that entry does. */
+/** Asserts that `label` ran the five entries, loaded the way `how` says, and that each answered as that entry does. */
 function assertRecorded (label, ...hows) {
   for (const how of hows) {
-    for (const entry of ['default', 'legacy', 'multer']) {
+    for (const entry of ENTRIES) {
       const file = path.join(results, `${label}-${how}-${entry}.json`)
       assert.ok(existsSync(file), `${label} did not run the ${how} ${entry} entry check (recorded: ${readdirSync(results).join(', ')})`)
       assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), DIFFERENCES[`${label}-${how}-${entry}`] ?? EXPECTED[entry], `${label}, ${how} ${entry}`)
@@ -189,11 +233,21 @@ describe('TypeScript', () => {
 })
 
 // Each bundler builds the app from a CommonJS entry and from an ES module one into a CommonJS bundle for Node, with
-// Express, bodykit's three entries and its dependencies inside; the bundle then runs from a folder with no node_modules.
+// Express, Koa, Nest, bodykit's five entries and their dependencies inside; the bundle then runs from a folder with no
+// node_modules.
+
+/**
+ * The packages Nest 11 loads only for features an app uses (validation, serialization, microservices, websockets), by
+ * a require() inside a function whose failure it catches. A bundler cannot resolve them when they are not installed,
+ * so apps that bundle Nest leave them out, as Nest's docs show (webpack's IgnorePlugin); the same list is esbuild's
+ * `external` and rollup's commonjs `ignore` here, each leaving a require() that fails only if it is ever called.
+ */
+const NEST_LAZY_IMPORTS = ['@nestjs/microservices', '@nestjs/microservices/microservices-module', '@nestjs/websockets/socket-module', 'class-validator', 'class-transformer']
+
 const BUNDLERS = {
   async esbuild (entry, outfile) {
     const esbuild = requireFromRoot('esbuild')
-    await esbuild.build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'cjs', logLevel: 'error' })
+    await esbuild.build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'cjs', logLevel: 'error', external: NEST_LAZY_IMPORTS })
   },
   async 'webpack 5' (entry, outfile) {
     const webpack = requireFromRoot('webpack')
@@ -204,6 +258,7 @@ const BUNDLERS = {
       entry,
       output: { path: path.dirname(outfile), filename: path.basename(outfile), library: { type: 'commonjs2' } },
       optimization: { minimize: false },
+      plugins: [new webpack.IgnorePlugin({ checkResource: (resource) => NEST_LAZY_IMPORTS.includes(resource) })],
       // Express 4's view engine loader requires by a computed name; the app renders no views.
       ignoreWarnings: [/Critical dependency: the request of a dependency is an expression/]
     }, (error, result) => error ? reject(error) : resolve(result)))
@@ -216,9 +271,10 @@ const BUNDLERS = {
     const json = requireFromRoot('@rollup/plugin-json')
     const bundle = await rollup({
       input: entry,
-      plugins: [nodeResolve({ preferBuiltins: true }), commonjs({ ignoreDynamicRequires: true }), json()],
-      // Circular requires inside Express and its dependencies are how they are written, not a bundling fault.
-      onwarn (warning, warn) { if (warning.code !== 'CIRCULAR_DEPENDENCY' && warning.code !== 'THIS_IS_UNDEFINED') warn(warning) }
+      plugins: [nodeResolve({ preferBuiltins: true }), commonjs({ ignoreDynamicRequires: true, ignore: NEST_LAZY_IMPORTS }), json()],
+      // Circular requires inside Express and its dependencies are how they are written, not a bundling fault; so is the
+      // eval with which depd (in Koa 2's tree) names its deprecation wrappers.
+      onwarn (warning, warn) { if (!['CIRCULAR_DEPENDENCY', 'THIS_IS_UNDEFINED', 'EVAL'].includes(warning.code)) warn(warning) }
     })
     await bundle.write({ file: outfile, format: 'cjs', inlineDynamicImports: true })
     await bundle.close()

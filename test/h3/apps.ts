@@ -5,6 +5,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import type { TestContext } from 'node:test'
+import zlib from 'node:zlib'
 import {
   createApp, createError, createRouter, defineEventHandler, readBody as h3v1ReadBody,
   readMultipartFormData as h3v1ReadMultipartFormData, readRawBody as h3v1ReadRawBody, type H3Event as H3v1Event
@@ -14,6 +15,7 @@ import {
   readMultipartFormData as h3v2ReadMultipartFormData, readRawBody as h3v2ReadRawBody, type H3Event as H3v2Event
 } from 'h3-2'
 import { isBodyParserError, readJson, readMultipart, readText, readUrlencoded, type MultipartResult } from '../../src/index'
+import { jsonParseMessage } from '../helpers/expect'
 import { encode, type Payload } from '../helpers/server'
 
 /** The JSON, text and form routes' limit. */
@@ -247,6 +249,29 @@ export async function encodeForm (): Promise<{ contentType: string, body: Buffer
   form.append('photo', new Blob(['second'], { type: 'text/plain' }), 'b.txt')
   const request = new Request('http://localhost/', { method: 'POST', body: form })
   return { contentType: request.headers.get('content-type') as string, body: Buffer.from(await request.arrayBuffer()) }
+}
+
+const JSON_TYPE = 'application/json'
+
+/** The refusals every route of the recipe answers: headers, body, status, type and message. */
+export const REFUSALS: Array<[Record<string, string>, string | Buffer, number, string, string]> = [
+  [{ 'content-type': 'application/json; charset=klingon' }, '{}', 415, 'charset.unsupported', 'unsupported charset "KLINGON"'],
+  [{ 'content-type': JSON_TYPE, 'content-encoding': 'compress' }, '{}', 415, 'encoding.unsupported', 'unsupported content encoding "compress"'],
+  [{ 'content-type': JSON_TYPE }, '{"a":', 400, 'entity.parse.failed', jsonParseMessage('{"a":')],
+  // onProtoPoisoning: 'error'
+  [{ 'content-type': JSON_TYPE }, '{"__proto__":{"admin":true}}', 400, 'entity.parse.failed', 'Object contains forbidden prototype property'],
+  [{ 'content-type': JSON_TYPE }, JSON.stringify({ big: 'x'.repeat(LIMIT) }), 413, 'entity.too.large', 'request entity too large'],
+  // A gzip bomb: 50 MiB of spaces in 50 KiB, stopped near the limit.
+  [{ 'content-type': JSON_TYPE, 'content-encoding': 'gzip' }, zlib.gzipSync(Buffer.alloc(50 * 1024 * 1024, 0x20)), 413, 'entity.too.large', 'request entity too large']
+]
+
+/** What the upload route answers for {@link encodeForm}'s form. */
+export const UPLOADED = {
+  fields: { title: 'holiday' },
+  files: [
+    { fieldName: 'photo', originalName: 'a.txt', mimeType: 'text/plain', size: 10, onDisk: true },
+    { fieldName: 'photo', originalName: 'b.txt', mimeType: 'text/plain', size: 6, onDisk: true }
+  ]
 }
 
 export const BOUNDARY = 'h3-bodykit-boundary'

@@ -4,10 +4,9 @@ import { readdirSync } from 'node:fs'
 import { describe, it, type TestContext } from 'node:test'
 import zlib from 'node:zlib'
 import { toNodeListener } from 'h3'
-import { jsonParseMessage } from '../helpers/expect'
 import { listen, rawHead, rawRequest, type Payload, type RequestOptions } from '../helpers/server'
 import {
-  FILE_SIZE_LIMIT, FORM_TYPE, LIMIT, UNCLOSED_FORM, abortAfter, createV1App, encodeForm, filePartHead, firstFileIn, formWithFile, sendHead,
+  FILE_SIZE_LIMIT, FORM_TYPE, LIMIT, REFUSALS, UNCLOSED_FORM, UPLOADED, abortAfter, createV1App, encodeForm, filePartHead, firstFileIn, formWithFile, sendHead,
   untilEmpty, uploadsFolder
 } from './apps'
 
@@ -55,34 +54,18 @@ describe('h3 v1 with bodykit (createApp, toNodeListener, node:http)', () => {
     const { request, uploads } = await start(t)
     const { contentType, body } = await encodeForm()
     const reply = await request({ path: '/upload', headers: { 'content-type': contentType }, body })
-    assert.deepEqual([reply.status, reply.json], [200, {
-      fields: { title: 'holiday' },
-      files: [
-        { fieldName: 'photo', originalName: 'a.txt', mimeType: 'text/plain', size: 10, onDisk: true },
-        { fieldName: 'photo', originalName: 'b.txt', mimeType: 'text/plain', size: 6, onDisk: true }
-      ]
-    }])
+    assert.deepEqual([reply.status, reply.json], [200, UPLOADED])
     await untilEmpty(t, uploads)
   })
 
   it('answers each refusal as h3 answers its own errors (createError): 415 charset and encoding, 400 bad JSON and poisoning, 413', async (t) => {
     const { request, recorder } = await start(t)
-    const cases: Array<[Record<string, string>, string | Buffer, number, string, string]> = [
-      [{ 'content-type': 'application/json; charset=klingon' }, '{}', 415, 'charset.unsupported', 'unsupported charset "KLINGON"'],
-      [{ 'content-type': JSON_TYPE, 'content-encoding': 'compress' }, '{}', 415, 'encoding.unsupported', 'unsupported content encoding "compress"'],
-      [{ 'content-type': JSON_TYPE }, '{"a":', 400, 'entity.parse.failed', jsonParseMessage('{"a":')],
-      // onProtoPoisoning: 'error'
-      [{ 'content-type': JSON_TYPE }, '{"__proto__":{"admin":true}}', 400, 'entity.parse.failed', 'Object contains forbidden prototype property'],
-      [{ 'content-type': JSON_TYPE }, JSON.stringify({ big: 'x'.repeat(LIMIT) }), 413, 'entity.too.large', 'request entity too large'],
-      // A gzip bomb: 50 MiB of spaces in 50 KiB, stopped near the limit.
-      [{ 'content-type': JSON_TYPE, 'content-encoding': 'gzip' }, zlib.gzipSync(Buffer.alloc(50 * 1024 * 1024, 0x20)), 413, 'entity.too.large', 'request entity too large']
-    ]
-    for (const [headers, body, status, type] of cases) {
+    for (const [headers, body, status, type] of REFUSALS) {
       const reply = await request({ path: '/json', headers, body })
       assert.deepEqual([reply.status, reply.json], [status, h3Refusal(status, type)], JSON.stringify(headers))
     }
     // The messages stay on the server (h3 v1 sends statusCode, statusMessage and data, never message), as h3's own do.
-    assert.deepEqual(recorder.outcomes, cases.map(([, , status, type, message]) => ({ route: '/json', ok: false, status, type, message })))
+    assert.deepEqual(recorder.outcomes, REFUSALS.map(([, , status, type, message]) => ({ route: '/json', ok: false, status, type, message })))
   })
 
   it('passes an error bodykit does not expose (a storage failure, 500) on unchanged: h3 answers 500 without detail and logs it', async (t) => {

@@ -6,10 +6,9 @@ import { describe, it, type TestContext } from 'node:test'
 import zlib from 'node:zlib'
 import { H3, bodyLimit, serve, toNodeHandler } from 'h3-2'
 import { readJson } from '../../src/index'
-import { jsonParseMessage } from '../helpers/expect'
 import { listen, rawHead, rawRequest, sendRequest, type Payload, type RequestOptions } from '../helpers/server'
 import {
-  FILE_SIZE_LIMIT, FORM_TYPE, LIMIT, UNCLOSED_FORM, abortAfter, createV2App, h3v2Error, encodeForm, filePartHead, firstFileIn, formWithFile, sendHead,
+  FILE_SIZE_LIMIT, FORM_TYPE, LIMIT, REFUSALS, UNCLOSED_FORM, UPLOADED, abortAfter, createV2App, h3v2Error, encodeForm, filePartHead, firstFileIn, formWithFile, sendHead,
   untilEmpty, uploadsFolder
 } from './apps'
 
@@ -27,18 +26,6 @@ async function start (t: TestContext) {
 function h3Refusal (status: number, type: string, message: string): Payload {
   return { status, message, data: { type } }
 }
-
-/** The refusals every route of the recipe answers: headers, body, status, type and message. */
-const REFUSALS: Array<[Record<string, string>, string | Buffer, number, string, string]> = [
-  [{ 'content-type': 'application/json; charset=klingon' }, '{}', 415, 'charset.unsupported', 'unsupported charset "KLINGON"'],
-  [{ 'content-type': JSON_TYPE, 'content-encoding': 'compress' }, '{}', 415, 'encoding.unsupported', 'unsupported content encoding "compress"'],
-  [{ 'content-type': JSON_TYPE }, '{"a":', 400, 'entity.parse.failed', jsonParseMessage('{"a":')],
-  // onProtoPoisoning: 'error'
-  [{ 'content-type': JSON_TYPE }, '{"__proto__":{"admin":true}}', 400, 'entity.parse.failed', 'Object contains forbidden prototype property'],
-  [{ 'content-type': JSON_TYPE }, JSON.stringify({ big: 'x'.repeat(LIMIT) }), 413, 'entity.too.large', 'request entity too large'],
-  // A gzip bomb: 50 MiB of spaces in 50 KiB, stopped near the limit.
-  [{ 'content-type': JSON_TYPE, 'content-encoding': 'gzip' }, zlib.gzipSync(Buffer.alloc(50 * 1024 * 1024, 0x20)), 413, 'entity.too.large', 'request entity too large']
-]
 
 /** The bodies every reader reads: route, headers, body, the handler's answer. */
 const BODIES: Array<[string, Record<string, string>, string | Buffer, unknown]> = [
@@ -93,13 +80,7 @@ describe('h3 v2 with bodykit on Node (toNodeHandler, node:http)', () => {
     const { request, uploads } = await start(t)
     const { contentType, body } = await encodeForm()
     const reply = await request({ path: '/upload', headers: { 'content-type': contentType }, body })
-    assert.deepEqual([reply.status, reply.json], [200, {
-      fields: { title: 'holiday' },
-      files: [
-        { fieldName: 'photo', originalName: 'a.txt', mimeType: 'text/plain', size: 10, onDisk: true },
-        { fieldName: 'photo', originalName: 'b.txt', mimeType: 'text/plain', size: 6, onDisk: true }
-      ]
-    }])
+    assert.deepEqual([reply.status, reply.json], [200, UPLOADED])
     await untilEmpty(t, uploads)
   })
 

@@ -148,6 +148,20 @@ export async function fdsBackTo (baseline: number, ms = GUARD_MS): Promise<numbe
   return openFds()
 }
 
+/** The active resources as counts by type (what keeps the loop alive). */
+export function activeResources (): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const type of process.getActiveResourcesInfo()) counts.set(type, (counts.get(type) ?? 0) + 1)
+  return counts
+}
+
+/** The resource types with more active now than in `baseline`, as `type before→now`. */
+export function resourcesAbove (baseline: Map<string, number>): string[] {
+  const out: string[] = []
+  for (const [type, count] of activeResources()) if (count > (baseline.get(type) ?? 0)) out.push(`${type} ${baseline.get(type) ?? 0}→${count}`)
+  return out
+}
+
 /** A fresh upload folder under the system's temp folder. */
 export function makeFolder (prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'bodykit-faults-' + prefix + '-'))

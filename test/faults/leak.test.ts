@@ -5,9 +5,9 @@ import v8 from 'node:v8'
 import vm from 'node:vm'
 import bodykit from '../../src/index'
 import {
-  NODE_FAULTS, WEB_FAULTS, assertNone, buildBody, connect, eventually, fieldPart, filePart, keepSending, listFolder, listenerCounts,
+  NODE_FAULTS, WEB_FAULTS, activeResources, assertNone, buildBody, connect, eventually, fieldPart, filePart, keepSending, listFolder, listenerCounts,
   listenersLeft, makeFolder, middlewareTargets, multerMiddleware, MULTIPART_TYPE, openFds, playNode, removeStored, requestHead,
-  seededBytes, serve, settleReader, settledWithin, summarize, tick, watchProcess, within, webSource,
+  resourcesAbove, seededBytes, serve, settleReader, settledWithin, summarize, tick, watchProcess, within, webSource,
   type Middleware, type NodeFault, type Served, type ServedRequest, type WebFault, type WireBody
 } from './harness'
 
@@ -44,19 +44,6 @@ async function heapAfterGc (): Promise<number> {
   let used = 0
   for (const space of v8.getHeapSpaceStatistics()) if (!space.space_name.startsWith('code')) used += space.space_used_size
   return used
-}
-
-/** The active resources as counts by type (what keeps the loop alive). */
-function activeResources (): Map<string, number> {
-  const counts = new Map<string, number>()
-  for (const type of process.getActiveResourcesInfo()) counts.set(type, (counts.get(type) ?? 0) + 1)
-  return counts
-}
-
-function resourcesAbove (baseline: Map<string, number>): string[] {
-  const out: string[] = []
-  for (const [type, count] of activeResources()) if (count > (baseline.get(type) ?? 0)) out.push(`${type} ${baseline.get(type) ?? 0}→${count}`)
-  return out
 }
 
 /** The in-process scenarios: every middleware over an IncomingMessage that fails at a drawn step, a refused body, and the readers over a failing Web Request. */

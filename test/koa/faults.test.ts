@@ -15,8 +15,8 @@ import { after, before, describe, it } from 'node:test'
 import type Koa from 'koa'
 import bodykitKoa from '../../src/koa'
 import {
-  CLOSE_DELIMITER, BOUNDARY, MULTIPART_TYPE, SECOND_CALL_WINDOW_MS, assertNone, connect, eventually, fdsBackTo, fieldPart, filePart,
-  keepSending, listFolder, listenerCounts, listenersLeft, makeFolder, openFds, requestHead, seededBytes, sleep, summarize, watchProcess,
+  CLOSE_DELIMITER, BOUNDARY, MULTIPART_TYPE, SECOND_CALL_WINDOW_MS, activeResources, assertNone, connect, eventually, fdsBackTo, fieldPart, filePart,
+  keepSending, listFolder, listenerCounts, listenersLeft, makeFolder, openFds, requestHead, resourcesAbove, seededBytes, sleep, summarize, watchProcess,
   within, type Client
 } from '../faults/harness'
 import { KOA_MAJORS, type KoaMiddleware, type MiddlewareFactory } from './apps'
@@ -378,19 +378,6 @@ describe('bodykit/koa under client aborts and early answers', () => {
     }
   }
 })
-
-/** Active resources by type (what keeps the loop alive). */
-function activeResources (): Map<string, number> {
-  const counts = new Map<string, number>()
-  for (const type of process.getActiveResourcesInfo()) counts.set(type, (counts.get(type) ?? 0) + 1)
-  return counts
-}
-
-function resourcesAbove (baseline: Map<string, number>): string[] {
-  const out: string[] = []
-  for (const [type, count] of activeResources()) if (count > (baseline.get(type) ?? 0)) out.push(`${type} ${baseline.get(type) ?? 0}→${count}`)
-  return out
-}
 
 const LEAK_ROUNDS = Number(process.env.KOA_FAULT_ROUNDS ?? 12)
 

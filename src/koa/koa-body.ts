@@ -4,11 +4,7 @@ import type { ServerResponse } from 'http'
 import os from 'os'
 import bytes from 'bytes'
 import { createReadSettings } from '../factories'
-import { createFieldAssembler } from '../multipart/fields'
-import { createFormPolicy } from '../multipart/form-collector'
-import { createMultipartStage } from '../multipart/part-reader'
-import { normalizeMultipartOptions } from '../multipart/settings'
-import { multipartDefinition, type StreamParserDefinition } from '../parsers/multipart'
+import { createMultipartDefinition } from '../parsers/multipart'
 import type { ReadSettings } from '../read'
 import { readWithSettings } from '../readers'
 import type { UploadedFile } from '../types'
@@ -39,18 +35,11 @@ const DEFAULTS = {
 const FORMIDABLE_OPTIONS = new Set(['uploadDir', 'maxFileSize', 'maxFiles', 'maxFields', 'keepExtensions', 'onFileBegin', 'multiples', 'allowEmptyFiles', 'minFileSize'])
 
 /**
- * multipart() as koaBody() reads it: the stage does not tie the stored files to the response, presentFiles does, once it
- * knows which ones onFileBegin moved. (Tied by the stage, a response sent before the form was read removed them before
- * they could be renamed or moved: a 500 for a form read whole.)
+ * multipart() as koaBody() reads it: presentFiles, not the stage, ties the stored files to the response, once it knows
+ * which ones onFileBegin moved. (Tied by the stage, a response sent before the form was read removed them before they
+ * could be renamed or moved: a 500 for a form read whole.)
  */
-const koaMultipartDefinition: StreamParserDefinition = {
-  ...multipartDefinition,
-  createStage (options, variant) {
-    const settings = normalizeMultipartOptions(options)
-    const policy = createFormPolicy(settings, createFieldAssembler(settings, variant))
-    return { stage: createMultipartStage({ ...policy, begin: (req, _res, done) => policy.begin(req, undefined, done) }), defaultLimit: settings.defaultLimit }
-  }
-}
+const koaMultipartDefinition = createMultipartDefinition(false)
 
 /** One kind of body: the types that pick it, and its reading. */
 interface Kind {

@@ -15,8 +15,11 @@ import { readBoundary, UNDECLARED_AS_BYTES, type FormPolicy } from './part-reade
 import type { MultipartSettings } from './settings'
 import { removeAll, storeInMemory, storeOnDisk, type FileInfo, type StoredFile } from './sinks'
 
-/** multipart()'s policy for one middleware or reader. */
-export function createFormPolicy (settings: MultipartSettings, assembleFields: FieldAssembler): FormPolicy {
+/**
+ * multipart()'s policy for one middleware or reader; with `filesLiveWithResponse` false, its disk files are not tied
+ * to the response (see createMultipartDefinition).
+ */
+export function createFormPolicy (settings: MultipartSettings, assembleFields: FieldAssembler, filesLiveWithResponse = true): FormPolicy {
   const config: ParserConfig = {
     // Values whose part declares no charset are decoded once the form's `_charset_` is known (fields.ts).
     defCharset: UNDECLARED_AS_BYTES,
@@ -34,7 +37,7 @@ export function createFormPolicy (settings: MultipartSettings, assembleFields: F
       return readBoundary(headerOf(req, 'content-type') ?? '') === null ? errors.invalidBoundary() : null
     },
     fastPath: true,
-    begin: (_req, res, done) => ({ config, collector: createCollector(settings, assembleFields, res, done) })
+    begin: (_req, res, done) => ({ config, collector: createCollector(settings, assembleFields, filesLiveWithResponse ? res : undefined, done) })
   }
 }
 

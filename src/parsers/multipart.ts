@@ -15,15 +15,24 @@ export interface StreamParserDefinition {
   readonly createStage: (options: AnyOptions, variant: Variant) => { stage: BodyStage, defaultLimit: number }
 }
 
-/** multipart(): `multipart/form-data`, fields and (when asked for) files. */
-export const multipartDefinition: StreamParserDefinition = {
-  name: 'multipart',
-  defaultType: 'multipart/form-data',
-  createStage (options, variant) {
-    const settings = normalizeMultipartOptions(options)
-    return {
-      stage: createMultipartStage(createFormPolicy(settings, createFieldAssembler(settings, variant))),
-      defaultLimit: settings.defaultLimit
+/**
+ * multipart(): `multipart/form-data`, fields and (when asked for) files. Stored disk files are removed once the
+ * response has finished; with `filesLiveWithResponse` false, that is left to the caller (koaBody() ties them to the
+ * response itself, once it has renamed and moved them). On any error they are removed either way.
+ */
+export function createMultipartDefinition (filesLiveWithResponse: boolean): StreamParserDefinition {
+  return {
+    name: 'multipart',
+    defaultType: 'multipart/form-data',
+    createStage (options, variant) {
+      const settings = normalizeMultipartOptions(options)
+      return {
+        stage: createMultipartStage(createFormPolicy(settings, createFieldAssembler(settings, variant), filesLiveWithResponse)),
+        defaultLimit: settings.defaultLimit
+      }
     }
   }
 }
+
+/** multipart() as the middleware and readMultipart() read it. */
+export const multipartDefinition = createMultipartDefinition(true)

@@ -16,7 +16,7 @@ import {
 } from 'h3-2'
 import { isBodyParserError, readJson, readMultipart, readText, readUrlencoded, type MultipartResult } from '../../src/index'
 import { jsonParseMessage } from '../helpers/expect'
-import { encode, type Payload } from '../helpers/server'
+import { encode, sendHead as sendHeadRaw, type Payload } from '../helpers/server'
 
 /** The JSON, text and form routes' limit. */
 export const LIMIT = 64 * 1024
@@ -297,38 +297,10 @@ export interface HeadReply {
   written: number
 }
 
-/**
- * Writes a request head (and, with `chunk`, that chunk again and again, as long as the socket takes them) on a TCP
- * socket; resolves with the reply once it has all come, and how many body bytes were written before it.
- */
-export function sendHead (port: number, head: string, chunk?: Buffer): Promise<HeadReply> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1')
-    let received = Buffer.alloc(0)
-    let written = 0
-    let replied = false
-    socket.on('data', (data: Buffer) => {
-      received = Buffer.concat([received, data])
-      const text = received.toString('latin1')
-      const end = text.indexOf('\r\n\r\n')
-      if (end === -1) return
-      const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))
-      if (length === null || received.length < end + 4 + Number(length[1])) return
-      replied = true
-      socket.destroy()
-      resolve({ status: Number(text.split(' ')[1]), json: JSON.parse(received.subarray(end + 4).toString('utf8')) as Payload, written })
-    })
-    socket.on('error', (err) => { if (!replied) reject(err) })
-    socket.on('close', () => { if (!replied) reject(new Error('closed without a reply after ' + written + ' body bytes')) })
-    socket.on('connect', async () => {
-      socket.write(head)
-      if (chunk === undefined) return
-      while (!replied && !socket.destroyed) {
-        written += chunk.length
-        if (!socket.write(chunk)) await new Promise((resolve) => { socket.once('drain', resolve); socket.once('close', resolve) })
-      }
-    })
-  })
+/** {@link sendHeadRaw}, with the reply's JSON. */
+export async function sendHead (port: number, head: string, chunk?: Buffer): Promise<HeadReply> {
+  const { status, text, written } = await sendHeadRaw(port, head, chunk)
+  return { status, json: JSON.parse(text) as Payload, written }
 }
 
 /**

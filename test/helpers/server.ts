@@ -348,3 +348,38 @@ export async function listen (t: TestContext, listener: http.RequestListener): P
     })
   }
 }
+
+/**
+ * Writes a request head (and, with `body`, body bytes forever, or until the reply) on a TCP socket; resolves with
+ * the status line's code, the reply's body and how many body bytes the client managed to write before the reply.
+ */
+export function sendHead (port: number, head: string, body?: Buffer): Promise<{ status: number, text: string, written: number }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1')
+    let received = Buffer.alloc(0)
+    let written = 0
+    let replied = false
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk])
+      const text = received.toString('latin1')
+      const end = text.indexOf('\r\n\r\n')
+      if (end === -1) return
+      const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))
+      if (length === null || received.length < end + 4 + Number(length[1])) return
+      replied = true
+      socket.destroy()
+      resolve({ status: Number(text.split(' ')[1]), text: text.slice(end + 4), written })
+    })
+    socket.on('error', (err) => { if (!replied) reject(err) })
+    socket.on('close', () => { if (!replied) reject(new Error('closed without a reply after ' + written + ' body bytes')) })
+    socket.on('connect', async () => {
+      socket.write(head)
+      if (body === undefined) return
+      // An endless chunked body: one chunk after another, as long as the socket takes them.
+      while (!replied && !socket.destroyed) {
+        written += body.length
+        if (!socket.write(body)) await new Promise((resolve) => { socket.once('drain', resolve); socket.once('close', resolve) })
+      }
+    })
+  })
+}

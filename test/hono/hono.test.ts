@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import type { Server } from 'node:http'
-import net, { type AddressInfo } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
@@ -13,7 +13,7 @@ import { HTTPException } from 'hono/http-exception'
 import { z } from 'zod'
 import { json, multipart, raw, text, urlencoded } from '../../src/hono'
 import { isBodyParserError } from '../../src/errors'
-import { chunkedBody, encode, rawHead, rawRequest, sendRequest, type Payload } from '../helpers/server'
+import { chunkedBody, encode, rawHead, rawRequest, sendHead, sendRequest, type Payload } from '../helpers/server'
 
 const JSON_TYPE = 'application/json'
 const FORM_TYPE = 'application/x-www-form-urlencoded'
@@ -195,41 +195,6 @@ async function serveApp (t: TestContext, app: Hono): Promise<number> {
     await new Promise<void>((resolve) => server.close(() => { resolve() }))
   })
   return (server.address() as AddressInfo).port
-}
-
-/**
- * Writes a request head (and, with `body`, body bytes forever, or until the reply) on a TCP socket; resolves with
- * the status line's code, the reply's body and how many body bytes the client managed to write before the reply.
- */
-function sendHead (port: number, head: string, body?: Buffer): Promise<{ status: number, text: string, written: number }> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1')
-    let received = Buffer.alloc(0)
-    let written = 0
-    let replied = false
-    socket.on('data', (chunk: Buffer) => {
-      received = Buffer.concat([received, chunk])
-      const text = received.toString('latin1')
-      const end = text.indexOf('\r\n\r\n')
-      if (end === -1) return
-      const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))
-      if (length === null || received.length < end + 4 + Number(length[1])) return
-      replied = true
-      socket.destroy()
-      resolve({ status: Number(text.split(' ')[1]), text: text.slice(end + 4), written })
-    })
-    socket.on('error', (err) => { if (!replied) reject(err) })
-    socket.on('close', () => { if (!replied) reject(new Error('closed without a reply after ' + written + ' body bytes')) })
-    socket.on('connect', async () => {
-      socket.write(head)
-      if (body === undefined) return
-      // An endless chunked body: one chunk after another, as long as the socket takes them.
-      while (!replied && !socket.destroyed) {
-        written += body.length
-        if (!socket.write(body)) await new Promise((resolve) => { socket.once('drain', resolve); socket.once('close', resolve) })
-      }
-    })
-  })
 }
 
 describe('bodykit/hono over HTTP (@hono/node-server)', () => {

@@ -1,5 +1,5 @@
 // Entry `bodykit/koa`: koa-bodyparser 4's and @koa/bodyparser 6's `bodyParser(options)` as Koa middleware over the promise readers' pipeline.
-import { createKoaBody, HttpMethodEnum as HttpMethodEnumValues } from './koa/koa-body'
+import { HttpMethodEnum as HttpMethodEnumValues } from './koa/http-methods'
 import { createKoaMiddleware } from './koa/middleware'
 import { createKoaSettings } from './koa/settings'
 import type * as KoaTypes from './koa/types'
@@ -88,8 +88,10 @@ declare namespace bodyParser {
   export type BodyType = KoaTypes.KoaBodyType
 }
 
-/** koaBody(): koa-body's options over the same pipeline. */
+/** koaBody(): koa-body's options over the same pipeline. Its code (and the multipart stage) loads on the first call. */
 function koaBody (options?: bodyParser.KoaBodyOptions | null): bodyParser.KoaBodyMiddleware {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { createKoaBody } = require('./koa/koa-body') as typeof import('./koa/koa-body')
   return createKoaBody(options as KoaTypes.KoaBodyOptions | null | undefined)
 }
 

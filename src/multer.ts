@@ -2,9 +2,9 @@
 // multipart stage of the one read.ts pipeline, with @types/multer's types and globals; the rules live in src/multer/policy.ts.
 import type { IncomingMessage } from 'http'
 import type { Readable } from 'stream'
-import { createReadSettings } from './factories'
+import { createReadSettings } from './read-settings'
 import { readBody, type NextFunction } from './read'
-import type { StreamParserDefinition } from './parsers/multipart'
+import type { StreamParserDefinition } from './parsers/definition'
 import type { AnyOptions } from './options'
 import { createMultipartStage } from './multipart/part-reader'
 import { MulterError as MulterErrorClass } from './multer/multer-error'

@@ -1,7 +1,6 @@
 // What depends on the request's protocol: whether it carries a body (HTTP/1.x headers, HTTP/2 frames), and its HTTP/2 stream.
 import type { IncomingMessage } from 'http'
 import type { ServerHttp2Stream } from 'http2'
-import typeis from 'type-is'
 
 /** The stream of a request that came through node:http2's compatibility API (an Http2ServerRequest), else null. */
 export function http2StreamOf (req: IncomingMessage): ServerHttp2Stream | null {
@@ -17,9 +16,18 @@ export function http2StreamOf (req: IncomingMessage): ServerHttp2Stream | null {
  * false: such a body counts as none, as body-parser counts it (its app may read the stream itself).
  */
 export function hasBody (req: IncomingMessage, readHttp2WithoutLength: boolean): boolean {
-  if (typeis.hasBody(req)) return true
+  if (hasBodyHeaders(req)) return true
   if (!readHttp2WithoutLength) return false
   // Security/compat (issue 17): body-parser leaves such a body unread; it is read, limited and parsed as a chunked one.
   const stream = http2StreamOf(req)
   return stream !== null && !stream.endAfterHeaders
+}
+
+/**
+ * type-is's `hasBody`: a Transfer-Encoding, or a Content-Length that is a number (the global `isNaN`'s coercion,
+ * as type-is has it). Written here so that the check every request makes needs no module that loads the MIME
+ * database; test/type-match.test.ts draws header sets and compares with type-is.
+ */
+export function hasBodyHeaders (req: Pick<IncomingMessage, 'headers'>): boolean {
+  return req.headers['transfer-encoding'] !== undefined || !isNaN(req.headers['content-length'] as unknown as number)
 }

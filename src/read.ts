@@ -2,9 +2,9 @@
 import type { ServerResponse } from 'http'
 import type { Readable, Transform } from 'stream'
 import type zlib from 'zlib'
-import type { Debugger } from 'debug'
 import type { HttpError } from 'http-errors'
 import getRawBody from 'raw-body'
+import type { Log } from './dependencies'
 import * as errors from './errors'
 import { inflateExactly, type InflaterAtOnce } from './inflate'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
@@ -63,7 +63,7 @@ interface ReadLifetime {
 /** Everything a middleware needs per request, fixed when the middleware is created. */
 export interface ReadSettings {
   readonly variant: Variant
-  readonly debug: Debugger
+  readonly debug: Log
   readonly shouldParse: TypeMatcher
   /** Which charsets the parser accepts; null when the body stays a Buffer (raw). */
   readonly acceptsCharset: ((charset: string) => boolean) | null
@@ -173,7 +173,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
  * `next` as the read's one owner calls it: once (a second call, which would answer a request twice, is dropped),
  * after what watches the read is released. A reader's `next` takes the body too.
  */
-function settleOnce (next: NextFunction, release: (() => void) | null, debug: Debugger): NextFunction {
+function settleOnce (next: NextFunction, release: (() => void) | null, debug: Log): NextFunction {
   let settled = false
   return function settle (err?: unknown, body?: unknown): void {
     if (settled) {

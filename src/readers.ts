@@ -1,17 +1,12 @@
 // The promise API (readJson, readRaw, readText, readUrlencoded, readMultipart): the middlewares' pipeline, for code that is not connect-style.
 import type { IncomingMessage, ServerResponse } from 'http'
-import { createReadSettings } from './factories'
 import type { AnyOptions, ReadJsonOptions, ReadMultipartOptions, ReadRawOptions, ReadTextOptions, ReadUrlencodedOptions } from './options'
 import { readBody, type ReadSettings } from './read'
-import type { ParserDefinition } from './parsers/definition'
-import { jsonDefinition } from './parsers/json'
-import { multipartDefinition, type StreamParserDefinition } from './parsers/multipart'
-import { rawDefinition } from './parsers/raw'
-import { textDefinition } from './parsers/text'
-import { urlencodedDefinition } from './parsers/urlencoded'
+import { createReadSettings } from './read-settings'
+import { loadDefinition } from './parsers/catalog'
 import { isWebBodyUsed, isWebRequest, viewOfWebRequest } from './sources/web'
 import type { FormReader, Reader, WebRequest } from './types'
-import { modern, type Variant } from './variants'
+import { modern, type ParserName, type Variant } from './variants'
 
 /** The callback a reader passes to the pipeline as `next`: an error, or the parsed body (none when skipped). */
 type ReadCallback = (err?: unknown, body?: unknown) => void
@@ -39,11 +34,15 @@ const untouchedForm: Variant = {
 
 type UntypedReader = (req: IncomingMessage | WebRequest, options?: AnyOptions) => Promise<unknown>
 
-/** One parser's reader: validated settings are cached per options object, so a shared object is validated once. */
-function createReader (definition: ParserDefinition | StreamParserDefinition, variant = untouched): UntypedReader {
+/**
+ * One parser's reader: validated settings are cached per options object, so a shared object is validated once. The
+ * parser's code loads on the first read.
+ */
+function createReader (kind: ParserName, variant = untouched): UntypedReader {
   const cache = new WeakMap<object, ReadSettings>()
   let defaults: ReadSettings | undefined
   function settingsFor (options: AnyOptions): ReadSettings {
+    const definition = loadDefinition(kind)
     if (options == null) return (defaults ??= createReadSettings(definition, options, variant))
     // Loosely typed callers may pass anything the factories accept; only objects can be cached.
     if (typeof options !== 'object') return createReadSettings(definition, options, variant)
@@ -90,28 +89,28 @@ export function readWithSettings (settings: ReadSettings, req: IncomingMessage |
  * @example
  * const body = await readJson(req, { limit: '1mb', res })
  */
-export const readJson = createReader(jsonDefinition) as Reader<unknown, ReadJsonOptions>
+export const readJson = createReader('json') as Reader<unknown, ReadJsonOptions>
 
 /**
  * Reads a body into a Buffer as `raw(options)` would; `undefined` when there is nothing to read.
  * @example
  * const bytes = await readRaw(req, { type: 'application/pdf', limit: '10mb' })
  */
-export const readRaw = createReader(rawDefinition) as Reader<Buffer | undefined, ReadRawOptions>
+export const readRaw = createReader('raw') as Reader<Buffer | undefined, ReadRawOptions>
 
 /**
  * Reads and decodes a text body as `text(options)` would; `undefined` when there is nothing to read.
  * @example
  * const csv = await readText(req, { type: 'text/csv' })
  */
-export const readText = createReader(textDefinition) as Reader<string | undefined, ReadTextOptions>
+export const readText = createReader('text') as Reader<string | undefined, ReadTextOptions>
 
 /**
  * Reads and parses a form body as `urlencoded(options)` would; `undefined` when there is nothing to read.
  * @example
  * const form = await readUrlencoded(req, { extended: true })
  */
-export const readUrlencoded = createReader(urlencodedDefinition) as Reader<Record<string, unknown> | undefined, ReadUrlencodedOptions>
+export const readUrlencoded = createReader('urlencoded') as Reader<Record<string, unknown> | undefined, ReadUrlencodedOptions>
 
 /**
  * Reads a multipart form as `multipart(options)` would: resolves with `{ fields, files }` (`undefined` when there
@@ -121,4 +120,4 @@ export const readUrlencoded = createReader(urlencodedDefinition) as Reader<Recor
  * @example
  * const { fields, files } = await readMultipart(req, { files: { storage: 'disk' }, res })
  */
-export const readMultipart = createReader(multipartDefinition, untouchedForm) as FormReader<ReadMultipartOptions>
+export const readMultipart = createReader('multipart', untouchedForm) as FormReader<ReadMultipartOptions>

@@ -1,7 +1,7 @@
 // The bytes on the wire that are not the parsed body: a compressed body's wire count, and the bounded discard of an abandoned body.
 import { EventEmitter } from 'events'
 import type { IncomingMessage, ServerResponse } from 'http'
-import { constants as http2Constants, type ServerHttp2Stream } from 'http2'
+import type { ServerHttp2Stream } from 'http2'
 import type { Socket } from 'net'
 import type { Readable } from 'stream'
 import type { HttpError } from 'http-errors'
@@ -183,6 +183,9 @@ function stopReading (req: IncomingMessage, body: Readable, res: ServerResponse 
   onFinished(res, () => { lingerThenDestroy.call(socket) })
 }
 
+// RFC 9113 §7's NO_ERROR (http2.constants.NGHTTP2_NO_ERROR): a constant, so that HTTP/1 apps never load node:http2 for it.
+const HTTP2_NO_ERROR = 0
+
 /**
  * Once an HTTP/2 stream's response has been sent, gives its client LINGER_MS to stop the upload itself, then
  * resets the stream alone with NO_ERROR (RFC 9113 §8.1's way to ask a client to stop sending a request whose
@@ -194,7 +197,7 @@ function stopReading (req: IncomingMessage, body: Readable, res: ServerResponse 
 function resetAfterResponse (req: IncomingMessage, stream: ServerHttp2Stream): void {
   const release = (): void => {
     if (stream.destroyed) return
-    if (!stream.closed) stream.close(http2Constants.NGHTTP2_NO_ERROR)
+    if (!stream.closed) stream.close(HTTP2_NO_ERROR)
     req.resume()
   }
   const linger = (): void => {

@@ -2,14 +2,10 @@
 import fs from 'fs'
 import type { Env, Input, MiddlewareHandler, ValidationTargets } from 'hono'
 import type { HTTPException } from 'hono/http-exception'
-import { createReadSettings } from '../factories'
+import { createReadSettings } from '../read-settings'
 import type { AnyOptions, ReadJsonOptions, ReadMultipartOptions, ReadRawOptions, ReadTextOptions, ReadUrlencodedOptions, StandardSchemaV1 } from '../options'
-import type { ParserDefinition } from '../parsers/definition'
-import { jsonDefinition } from '../parsers/json'
-import { multipartDefinition, type StreamParserDefinition } from '../parsers/multipart'
-import { rawDefinition } from '../parsers/raw'
-import { textDefinition } from '../parsers/text'
-import { urlencodedDefinition } from '../parsers/urlencoded'
+import { loadDefinition } from '../parsers/catalog'
+import type { ParserDefinition, StreamParserDefinition } from '../parsers/definition'
 import { readJson, readMultipart, readRaw, readText, readUrlencoded } from '../readers'
 import type { BodyFor, MultipartResult, UploadedFile, WebRequest, WithSchema } from '../types'
 import { modern } from '../variants'
@@ -145,19 +141,19 @@ export function createHonoParsers (HTTPExceptionClass: HTTPExceptionClass): Hono
   }
 
   return {
-    json: (options) => createMiddleware('jsonParser', readJson as WebReader, prepare(jsonDefinition, options), (c, body) => {
+    json: (options) => createMiddleware('jsonParser', readJson as WebReader, prepare(loadDefinition('json'), options), (c, body) => {
       c.req.addValidatedData('json', body as object)
     }),
-    urlencoded: (options) => createMiddleware('urlencodedParser', readUrlencoded as WebReader, prepare(urlencodedDefinition, options), (c, body) => {
+    urlencoded: (options) => createMiddleware('urlencodedParser', readUrlencoded as WebReader, prepare(loadDefinition('urlencoded'), options), (c, body) => {
       c.req.addValidatedData('form', body as object)
     }),
-    text: (options) => createMiddleware('textParser', readText as WebReader, prepare(textDefinition, options), (c, body) => {
+    text: (options) => createMiddleware('textParser', readText as WebReader, prepare(loadDefinition('text'), options), (c, body) => {
       c.set('body', body)
     }),
-    raw: (options) => createMiddleware('rawParser', readRaw as WebReader, prepare(rawDefinition, options), (c, body) => {
+    raw: (options) => createMiddleware('rawParser', readRaw as WebReader, prepare(loadDefinition('raw'), options), (c, body) => {
       c.set('body', body)
     }),
-    multipart: (options) => createMiddleware('multipartParser', readMultipart as WebReader, prepare(multipartDefinition, options), (c, result) => {
+    multipart: (options) => createMiddleware('multipartParser', readMultipart as WebReader, prepare(loadDefinition('multipart'), options), (c, result) => {
       // The reader resolves `{ fields, files }`, or `undefined` when there was no form to read and no schema.
       const form = result as MultipartResult | undefined
       c.req.addValidatedData('form', form?.fields as object)

@@ -3,19 +3,18 @@
 import type { ServerResponse } from 'http'
 import os from 'os'
 import bytes from 'bytes'
-import { createReadSettings } from '../factories'
+import { createReadSettings } from '../read-settings'
 import { createMultipartDefinition } from '../parsers/multipart'
 import type { ReadSettings } from '../read'
 import { readWithSettings } from '../readers'
 import type { UploadedFile } from '../types'
 import { legacy, type Variant } from '../variants'
 import { presentFiles, type FileRules } from './formidable-files'
+import { HttpMethodEnum } from './http-methods'
 import { asTheLibrariesError, handled } from './middleware'
 import { createFormParse, createJsonParse, createKoaDefinition, createKoaVariant, type KoaBody } from './reading'
 import type { ErrorHandler, KoaBodyFiles, KoaBodyMethod, KoaBodyMiddleware, KoaBodyOptions, KoaContext, OnFileBegin } from './types'
 
-/** koa-body's `HttpMethodEnum`: the methods `parsedMethods` takes. */
-export const HttpMethodEnum = Object.freeze({ POST: 'POST', GET: 'GET', PUT: 'PUT', PATCH: 'PATCH', DELETE: 'DELETE', HEAD: 'HEAD' } as const)
 
 const METHODS: ReadonlySet<string> = new Set(Object.values(HttpMethodEnum))
 

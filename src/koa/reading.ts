@@ -2,9 +2,10 @@
 import type { IncomingMessage } from 'http'
 import type { Transform } from 'stream'
 import zlib from 'zlib'
-import qs from 'qs'
+import type qs from 'qs'
 import type { ContentTypeInfo } from '../content-type'
 import { readContentTypeLeniently } from '../content-type'
+import { loadQs } from '../dependencies'
 import { atOnce, type InflaterAtOnce } from '../inflate'
 import type { PoisoningAction } from '../options'
 import type { ParserDefinition } from '../parsers/definition'
@@ -105,7 +106,7 @@ export function createFormParse (queryString: Record<string, unknown>, checkChar
   const rules = { ...queryString, allowDots: queryString.allowDots ?? true } as qs.IParseOptions
   const latin1Rules: qs.IParseOptions = { ...rules, charset: 'iso-8859-1' }
   return function parseKoaForm (text, charset) {
-    return qs.parse(text, checkCharset && charset === 'iso-8859-1' ? latin1Rules : rules)
+    return loadQs().parse(text, checkCharset && charset === 'iso-8859-1' ? latin1Rules : rules)
   }
 }
 

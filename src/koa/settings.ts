@@ -1,6 +1,6 @@
 // bodyParser()'s options, both dialects' and bodykit's own, validated once into the settings its middleware reads per request.
 import bytes from 'bytes'
-import { createReadSettings } from '../factories'
+import { createReadSettings } from '../read-settings'
 import { normalizeSchema, type StandardSchemaV1 } from '../options'
 import { readPoisoningAction } from '../parsers/json'
 import type { ReadSettings } from '../read'

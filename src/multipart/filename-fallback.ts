@@ -1,6 +1,7 @@
 // RFC 6266 §4.3 for the part reader: a `filename*` that busboy cannot read gives way to the plain `filename`, where
 // busboy alone skips the whole part (and its file) without a word.
 import type busboy from 'busboy'
+import { loadBusboyUtils, type ParamDecoder } from '../dependencies'
 
 /** What is left of a Content-Disposition once its unreadable `filename*` parameters are ignored. */
 export type FileNameFallback =
@@ -9,20 +10,7 @@ export type FileNameFallback =
   /** No file name is left to fall back on: the part's `name`, as busboy decodes it (undefined when it has none). */
   | { readonly kind: 'unreadable', readonly name: string | undefined }
 
-/** A parameter value's decoder, as busboy makes it: the text, or undefined when it cannot be decoded. */
-type ParamDecoder = (value: string, hint: number) => string | undefined
-
-/** The two functions of busboy's lib/utils.js used here (busboy 1.x exports them; it ships no types for them). */
-interface BusboyUtils {
-  /** busboy's decoder for a charset name (one that fails for a name TextDecoder does not know). */
-  getDecoder: (charset: string) => ParamDecoder
-  /** busboy's reading of a Content-Disposition: its type (lower case) and parameters, or undefined when malformed. */
-  parseDisposition: (header: string, decodeParam: ParamDecoder) => { type: string, params: Record<string, string | undefined> } | undefined
-}
-
-// compat(busboy 1.x): its own Content-Disposition parser, so that what it reads is decided by busboy alone.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { getDecoder, parseDisposition } = require('busboy/lib/utils.js') as BusboyUtils
+// compat(busboy 1.x): its own Content-Disposition parser (loadBusboyUtils), so that what it reads is decided by busboy alone.
 
 const SEMICOLON = 0x3b
 const EQUALS = 0x3d
@@ -92,7 +80,7 @@ export function readFileNameFallback (disposition: string, decodeParam: ParamDec
     if (name.toLowerCase() !== 'filename*') {
       if (end === -1) return null
       at = end
-    } else if (end !== -1 && parseDisposition('form-data; filename*=' + text.slice(at, end) + '; a=b', decodeParam) !== undefined) {
+    } else if (end !== -1 && loadBusboyUtils().parseDisposition('form-data; filename*=' + text.slice(at, end) + '; a=b', decodeParam) !== undefined) {
       // Its syntax is sound: busboy decodes it alone as in its place (a parameter after it, as an empty value has).
       at = end
     } else {
@@ -106,7 +94,7 @@ export function readFileNameFallback (disposition: string, decodeParam: ParamDec
   if (kept.length === 0) return null
   kept.push(text.slice(keptFrom))
   const rest = kept.join('')
-  const reading = parseDisposition(rest, decodeParam)
+  const reading = loadBusboyUtils().parseDisposition(rest, decodeParam)
   if (reading === undefined || reading.type !== 'form-data') return null
   // As busboy: an empty value is no file name.
   if (reading.params['filename*'] || reading.params.filename) return { kind: 'fallback', disposition: rest }
@@ -177,7 +165,7 @@ export function fallBackFromUnreadableFileNames (parser: busboy.Busboy, paramCha
   const target = parser as unknown as { _hparser: HeaderParser | null }
   if (!Object.prototype.hasOwnProperty.call(target, '_hparser')) return
   // As busboy: without a `defParamCharset`, plain values are kept as they came.
-  const decodeParam: ParamDecoder = typeof paramCharset === 'string' && paramCharset !== '' ? getDecoder(paramCharset) : (value) => value
+  const decodeParam: ParamDecoder = typeof paramCharset === 'string' && paramCharset !== '' ? loadBusboyUtils().getDecoder(paramCharset) : (value) => value
   let current = target._hparser
   Object.defineProperty(target, '_hparser', {
     configurable: true,

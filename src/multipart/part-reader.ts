@@ -3,9 +3,10 @@
 // multipart() and bodykit/multer; what a form becomes is the policy's.
 import type { ServerResponse } from 'http'
 import { Readable } from 'stream'
-import busboy from 'busboy'
+import type busboy from 'busboy'
 import { parse as parseContentType } from 'content-type'
 import type { HttpError } from 'http-errors'
+import { loadBusboy } from '../dependencies'
 import type { BodyStage, StageAbort, StageResult } from '../read'
 import type { BodyRequest } from '../variants'
 import { headerOf } from '../sources/source'
@@ -137,7 +138,7 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
   const undeclared = config.defCharset === UNDECLARED_AS_BYTES ? new UndeclaredCharset() : null
   const contentType = headerOf(req, 'content-type') as string
   try {
-    parser = busboy({
+    parser = loadBusboy()({
       ...config,
       ...(undeclared === null ? {} : { defCharset: undeclared as unknown as string }),
       headers: { 'content-type': contentType }

@@ -1,5 +1,5 @@
 // The json parser: JSON.parse with body-parser's strict mode and its exact SyntaxError messages, and an opt-in prototype-poisoning guard.
-import { scan } from 'secure-json-parse'
+import { loadSecureJsonParse } from '../dependencies'
 import type { AnyOptions, PoisoningAction } from '../options'
 import type { ParserDefinition } from './definition'
 
@@ -57,7 +57,7 @@ export function createPoisoningGuard (protoAction: PoisoningAction, constructorA
     // rare, so it is several times faster than the regex on bodies without escapes.
     if (!(proto && text.indexOf('__proto__') !== -1) && !(ctor && text.indexOf('constructor') !== -1) &&
       !(text.indexOf('\\u00') !== -1 && ESCAPED_ASCII.test(text))) return
-    scan(value, actions)
+    loadSecureJsonParse().scan(value, actions)
   }
 }
 

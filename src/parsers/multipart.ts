@@ -1,19 +1,9 @@
 // multipart(): forms with files, read as a stream by the multipart stage (src/multipart/) instead of whole.
-import type { AnyOptions } from '../options'
-import type { BodyStage } from '../read'
-import type { Variant } from '../variants'
+import type { StreamParserDefinition } from './definition'
 import { createFieldAssembler } from '../multipart/fields'
 import { createFormPolicy } from '../multipart/form-collector'
 import { createMultipartStage } from '../multipart/part-reader'
 import { normalizeMultipartOptions } from '../multipart/settings'
-
-/** A parser that reads the body as a stream: it declares its stage, and the `limit` it has by default. */
-export interface StreamParserDefinition {
-  readonly name: 'multipart'
-  readonly defaultType: string
-  /** Validates the parser's own options (throwing TypeErrors) and builds its stage and default limit. */
-  readonly createStage: (options: AnyOptions, variant: Variant) => { stage: BodyStage, defaultLimit: number }
-}
 
 /**
  * multipart(): `multipart/form-data`, fields and (when asked for) files. Stored disk files are removed once the

@@ -1,6 +1,6 @@
 // The urlencoded parser: flat or qs-nested forms, with parameterLimit, depth and charset options.
 import querystring from 'querystring'
-import qs from 'qs'
+import { loadQs } from '../dependencies'
 import * as errors from '../errors'
 import type { AnyOptions } from '../options'
 import type { Variant } from '../variants'
@@ -72,7 +72,7 @@ export function createUrlencodedParse (options: AnyOptions, variant: Variant): (
     }
     try {
       // Security: a raised parameterLimit must not make parsing quadratic (seconds of CPU for 100 KB).
-      return count > LINEAR_PARSE_THRESHOLD ? parseFormLinear(body, formOptions) : qs.parse(body, formOptions)
+      return count > LINEAR_PARSE_THRESHOLD ? parseFormLinear(body, formOptions) : loadQs().parse(body, formOptions)
     } catch (err) {
       if (err instanceof RangeError) throw errors.depthExceeded()
       throw err

@@ -1,0 +1,74 @@
+// Loads each heavier dependency on first use, one function a package, so that a process pays only for what its requests need.
+// Why: qs (with its side-channel family), type-is (the MIME database), busboy, secure-json-parse, debug and the like
+// cost 1 to 17 ms each to load; an app that reads only JSON, or only uploads, should not pay for the others
+// (docs/dependencies.md lists what each entry loads for its first request). Node caches modules, so each call after the
+// first is a property read.
+/* eslint-disable @typescript-eslint/no-require-imports */
+import type BusboyModule from 'busboy'
+import type DebugModule from 'debug'
+import type QsModule from 'qs'
+import type SecureJsonParseModule from 'secure-json-parse'
+import type TypeIsModule from 'type-is'
+
+/** qs: extended forms, and the default entry's simple mode for forms with brackets. */
+export function loadQs (): typeof QsModule {
+  return require('qs') as typeof QsModule
+}
+
+/** type-is: only for `type` options given as extension names (`'json'`, `'png'`), which need the MIME database. */
+export function loadTypeIs (): typeof TypeIsModule {
+  return require('type-is') as typeof TypeIsModule
+}
+
+/** busboy: multipart bodies that the one-pass readers hand on, and multer's boundary check. */
+export function loadBusboy (): typeof BusboyModule {
+  return require('busboy') as typeof BusboyModule
+}
+
+/** busboy's header helpers: the fallback for file names busboy could not read. */
+export function loadBusboyUtils (): BusboyUtils {
+  return require('busboy/lib/utils.js') as BusboyUtils
+}
+
+/** A parameter value's decoder, as busboy makes it: the text, or undefined when it cannot be decoded. */
+export type ParamDecoder = (value: string, hint: number) => string | undefined
+
+/** The functions of busboy's lib/utils.js bodykit calls (busboy 1.x exports them; it ships no types for them). */
+export interface BusboyUtils {
+  /** busboy's decoder for a charset name (one that fails for a name TextDecoder does not know). */
+  getDecoder: (charset: string) => ParamDecoder
+  /** busboy's reading of a Content-Type: type and subtype (lower case) and parameters, or undefined when malformed. */
+  parseContentType: (header: string) => { type: string, subtype: string, params: Record<string, string | undefined> } | undefined
+  /** busboy's reading of a Content-Disposition: its type (lower case) and parameters, or undefined when malformed. */
+  parseDisposition: (header: string, decodeParam: ParamDecoder) => { type: string, params: Record<string, string | undefined> } | undefined
+}
+
+/** secure-json-parse: the poisoning guard's scan, only for texts that can hold `__proto__` or `constructor`. */
+export function loadSecureJsonParse (): typeof SecureJsonParseModule {
+  return require('secure-json-parse') as typeof SecureJsonParseModule
+}
+
+/** What the pipeline calls to log: debug's Debugger, or a silent one when debug is not in use. */
+export type Log = Pick<DebugModule.Debugger, 'enabled'> & ((formatter: unknown, ...args: unknown[]) => void)
+
+/** A debugger that is never enabled: debug stays unloaded (its load, with supports-color and ms, costs about 3 ms). */
+const silent: Log = Object.assign(() => {}, { enabled: false })
+
+/**
+ * A `bodykit:*` debugger. debug is loaded only where it can be on: `DEBUG` is set, or the app has loaded debug (whose
+ * `enable()` may name bodykit's namespaces). An app that first loads debug after creating its middleware gets no
+ * output from those middlewares (docs/api.md, Debugging).
+ */
+export function createLog (namespace: string): Log {
+  if (!process.env.DEBUG && !isLoaded('debug')) return silent
+  return (require('debug') as typeof DebugModule)(namespace)
+}
+
+/** Whether the copy of a package that bodykit would load is already in Node's module cache. */
+function isLoaded (name: string): boolean {
+  try {
+    return require.cache[require.resolve(name)] !== undefined
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,83 @@
+// Each entry loads only what its first request needs: a fresh process per case, its require.cache read after one request.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+
+interface FirstRequest {
+  error: string | null
+  parsed: unknown
+  /** Packages under node_modules that the process loaded (tsx and esbuild are the test's own loader). */
+  packages: string[]
+  /** Modules of src/ that the process loaded. */
+  modules: string[]
+}
+
+async function firstRequest (name: string, env: Record<string, string> = {}): Promise<FirstRequest> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(__dirname, 'first-request.ts'), name], {
+    env: { ...process.env, DEBUG: '', ...env },
+    timeout: 60_000
+  })
+  return JSON.parse(stdout) as FirstRequest
+}
+
+/** What reading a JSON body whole needs: raw-body and its own dependencies, content-type, on-finished. */
+const READER = ['bytes', 'content-type', 'depd', 'ee-first', 'http-errors', 'iconv-lite', 'inherits', 'on-finished', 'raw-body',
+  'safer-buffer', 'setprototypeof', 'statuses', 'toidentifier', 'unpipe']
+const LOADER = ['esbuild', 'tsx']
+
+function assertNone (loaded: string[], unwanted: string[], what: string): void {
+  assert.deepEqual(loaded.filter((name) => unwanted.some((prefix) => name === prefix || name.startsWith(prefix))), [], what)
+}
+
+describe('what the first request loads', () => {
+  for (const entry of ['default', 'legacy']) {
+    it(`${entry} json(): the reader's packages and the json parser, nothing else`, async () => {
+      const result = await firstRequest(`${entry} json`)
+      assert.deepEqual([result.error, result.parsed], [null, { a: [1, 2] }])
+      assert.deepEqual(result.packages, [...READER, ...LOADER].sort())
+      assertNone(result.modules, ['multipart/', 'multer', 'koa', 'hono', 'nest', 'parsers/urlencoded', 'parsers/form', 'parsers/text', 'parsers/raw'], 'src modules')
+    })
+  }
+
+  it('readJson(): the same as json()', async () => {
+    const result = await firstRequest('readJson')
+    assert.deepEqual([result.error, result.parsed], [null, { a: 1 }])
+    assert.deepEqual(result.packages, [...READER, ...LOADER].sort())
+  })
+
+  it('loads debug where DEBUG is set, and only there', async () => {
+    const result = await firstRequest('default json', { DEBUG: 'bodykit:*' })
+    assert.ok(result.packages.includes('debug'), result.packages.join(' '))
+  })
+
+  it('loads type-is (the MIME database) for a type given as an extension name', async () => {
+    const result = await firstRequest('default json, type given as an extension name')
+    assert.deepEqual([result.error, result.parsed], [null, { a: 1 }])
+    assert.ok(result.packages.includes('type-is') && result.packages.includes('mime-db'), result.packages.join(' '))
+  })
+
+  it('loads qs for a nested form', async () => {
+    const result = await firstRequest('default urlencoded, nested')
+    assert.deepEqual([result.error, result.parsed], [null, { a: { b: '1' }, c: '2' }])
+    assert.ok(result.packages.includes('qs'), result.packages.join(' '))
+    assertNone(result.packages, ['busboy', 'type-is', 'mime-db', 'secure-json-parse', 'debug'], 'packages')
+  })
+
+  it('bodykit/multer: busboy and the multipart stage, none of the other parsers', async () => {
+    const result = await firstRequest('multer memory upload')
+    assert.deepEqual([result.error, result.parsed], [null, { body: { a: '1' }, file: 'hello' }])
+    assertNone(result.packages, ['qs', 'side-channel', 'type-is', 'mime-types', 'mime-db', 'secure-json-parse', 'debug'], 'packages')
+    assertNone(result.modules, ['parsers/', 'factories', 'readers', 'index', 'legacy', 'koa', 'hono', 'nest', 'multipart/fields'], 'src modules')
+  })
+
+  it('bodykit/koa bodyParser(): no multipart stage, no koaBody', async () => {
+    const result = await firstRequest('koa bodyParser json')
+    assert.deepEqual([result.error, result.parsed], [null, { a: 1 }])
+    assert.deepEqual(result.packages, [...READER, ...LOADER].sort())
+    assertNone(result.modules, ['multipart/', 'parsers/multipart', 'parsers/urlencoded', 'koa/koa-body', 'koa/formidable-files', 'multer', 'hono', 'nest'], 'src modules')
+  })
+})

@@ -35,8 +35,10 @@ function writePlainServer (directory: string): string {
 
 /** Starts the plain server for one target, writing to `directory`; it loads bodykit and the others from this checkout. */
 function startServer (serverFile: string, target: string, directory: string): Promise<Server> {
-  const root = path.join(__dirname, '..')
-  const child = spawn(process.execPath, [serverFile, target, directory, root], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+  // A target named "<target> (before)" runs BENCH_BEFORE's build (an earlier checkout with its dist/), paired in one sitting.
+  const before = target.endsWith(BEFORE)
+  const root = before ? process.env.BENCH_BEFORE as string : path.join(__dirname, '..')
+  const child = spawn(process.execPath, [serverFile, before ? target.slice(0, -BEFORE.length) : target, directory, root], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
   return new Promise((resolve, reject) => {
     child.once('error', reject)
     child.stdout?.once('data', (data: Buffer) => {
@@ -44,6 +46,12 @@ function startServer (serverFile: string, target: string, directory: string): Pr
       resolve({ port, child, stop: () => { child.kill() } })
     })
   })
+}
+
+const BEFORE = ' (before)'
+/** With BENCH_BEFORE set, these targets also run as the earlier build's. */
+function withBefore (targets: string[]): string[] {
+  return process.env.BENCH_BEFORE ? [...targets, ...targets.filter((t) => t.startsWith('bodykit')).map((t) => t + BEFORE)] : targets
 }
 
 /** The part headers before a file's bytes, and the closing delimiter after them. */
@@ -155,7 +163,7 @@ export async function multipartSection (ctx: Context): Promise<SectionResult> {
     // 1. A 64 MiB file to disk: throughput, rounds alternating between targets, median per target. The disk's
     // write-back makes single uploads vary, so each starts after a `sync`, the rounds are many, and the server's
     // user CPU time per upload (which the disk blurs less) is reported beside it.
-    const bigTargets = ['floor-disk', 'floor-disk-1mib', 'bodykit-disk', 'multer-disk', 'bodykit-multer-disk', 'formidable-disk', 'fastify-busboy-disk']
+    const bigTargets = withBefore(['floor-disk', 'floor-disk-1mib', 'bodykit-disk', 'multer-disk', 'bodykit-multer-disk', 'formidable-disk', 'fastify-busboy-disk'])
     const seconds = new Map<string, number[]>(bigTargets.map((target) => [target, []]))
     const cpu = new Map<string, number[]>(bigTargets.map((target) => [target, []]))
     for (let round = 0; round < (ctx.quick ? 3 : 9); round++) {
@@ -199,7 +207,7 @@ export async function multipartSection (ctx: Context): Promise<SectionResult> {
     // 2. A small form (5 fields and one 10 KiB file, memory) over HTTP: req/s, two alternating passes, best of each.
     const small = form(5, 10 * 1024)
     const duration = ctx.quick ? 3 : 5
-    const rps = new Map<string, number[]>([['bodykit-memory', []], ['multer-memory', []], ['bodykit-multer-memory', []]])
+    const rps = new Map<string, number[]>(withBefore(['bodykit-memory', 'multer-memory', 'bodykit-multer-memory']).map((target) => [target, []]))
     for (let pass = 0; pass < 2; pass++) {
       for (const target of rps.keys()) (rps.get(target) as number[]).push(await requestsPerSecond((await serverFor(target)).port, small, TYPE, duration))
     }
@@ -219,7 +227,7 @@ export async function multipartSection (ctx: Context): Promise<SectionResult> {
     ctx.log(`  20 fields: multipart ${fieldsRps.toFixed(0)} req/s, urlencoded ${urlencodedRps.toFixed(0)} req/s (${(urlencodedRps / fieldsRps).toFixed(2)}× the time)`)
 
     // 3b. The same 20 fields through multer's .none(): bodykit/multer against multer.
-    const multerFields = new Map<string, number[]>([['multer-fields', []], ['bodykit-multer-fields', []]])
+    const multerFields = new Map<string, number[]>(withBefore(['multer-fields', 'bodykit-multer-fields']).map((target) => [target, []]))
     for (let pass = 0; pass < 2; pass++) {
       for (const target of multerFields.keys()) (multerFields.get(target) as number[]).push(await requestsPerSecond((await serverFor(target)).port, fields, TYPE, duration))
     }

@@ -91,6 +91,12 @@ export function loadTargets (notice: (msg: string) => void = console.log): Targe
   if (legacy) targets.push({ id: 'bodykit/legacy', baseline: 'body-parser 1', exact: true, ...legacy })
   else notice('bodykit legacy entry (dist/legacy.js, src/legacy.ts) not found: skipped')
   targets.push({ id: 'floor', baseline: 'body-parser 2', exact: false, source: 'bench/targets.ts', parsers: floor })
+  // BENCH_BEFORE=<folder with an earlier build's dist/>: that build's entries too, to pair a change's before and after in one sitting.
+  const before = process.env.BENCH_BEFORE
+  if (before) {
+    targets.push({ id: 'bodykit (before)', baseline: 'body-parser 2', exact: true, source: join(before, 'dist/index.js'), parsers: asParsers(load(join(before, 'dist/index.js'))) })
+    targets.push({ id: 'bodykit/legacy (before)', baseline: 'body-parser 1', exact: true, source: join(before, 'dist/legacy.js'), parsers: asParsers(load(join(before, 'dist/legacy.js'))) })
+  }
   return targets
 }
 

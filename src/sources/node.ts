@@ -1,7 +1,7 @@
 // A Node request as a source: its headers, its protocol's word on the body, its body read from the request itself when
 // it is a stream (else from a stream fed by its events), its connection watched, and the rest of a refused body read off.
 import { EventEmitter } from 'events'
-import type { IncomingMessage } from 'http'
+import { IncomingMessage } from 'http'
 import type { Socket } from 'net'
 import { PassThrough, type Readable } from 'stream'
 import { hasBody } from '../protocol'
@@ -98,8 +98,15 @@ function watchRead (req: IncomingMessage, body: Readable, onGone: () => void): (
   const onBodyClose = (): void => {
     if (!aborted && !body.readableEnded) body.emit('aborted')
   }
-  body.once('aborted', onAborted)
-  body.once('close', onBodyClose)
+  // Node's own request emits 'aborted' itself when it is destroyed before its end (IncomingMessage's _destroy): only
+  // other streams (an HTTP/2 request, a test's PassThrough) need their close watched, which saves every HTTP/1
+  // request two listeners added and removed. `on`, not `once`: each fires at most once, the release removes them,
+  // and `once` costs a wrapper per listener.
+  const watchBody = !(req instanceof IncomingMessage)
+  if (watchBody) {
+    body.on('aborted', onAborted)
+    body.on('close', onBodyClose)
+  }
   const socket = (req as { socket?: unknown }).socket
   // Only a server's connection: an HTTP/2 stream's session is not this request's, and a test's IncomingMessage over a
   // bare socket never gets `complete`, so its socket's close says nothing of its body.
@@ -111,11 +118,13 @@ function watchRead (req: IncomingMessage, body: Readable, onGone: () => void): (
   }
   if (watchSocket) {
     if ((socket as Socket).destroyed) process.nextTick(onSocketClose)
-    else socket.once('close', onSocketClose)
+    else socket.on('close', onSocketClose)
   }
   return () => {
-    body.removeListener('aborted', onAborted)
-    body.removeListener('close', onBodyClose)
+    if (watchBody) {
+      body.removeListener('aborted', onAborted)
+      body.removeListener('close', onBodyClose)
+    }
     if (watchSocket) socket.removeListener('close', onSocketClose)
   }
 }

@@ -4,6 +4,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { clients } from './clients'
 import { endToEnd } from './end-to-end'
+import { footprint } from './footprint'
 import { hostile } from './hostile'
 import { http2Section } from './http2'
 import { inProcess } from './in-process'
@@ -33,7 +34,8 @@ const sections: Record<string, Section> = {
   http2: http2Section,
   multipart: multipartSection,
   web,
-  koa
+  koa,
+  footprint
 }
 
 function parseArgs (argv: string[]): { only: string[], quick: boolean } {

@@ -10,6 +10,7 @@ import { inflateExactly, type InflaterAtOnce } from './inflate'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
 import { http2StreamOf } from './protocol'
 import { headerOf, sourceOf, type RequestSource } from './sources/source'
+import type { ReadLifetime } from './sources/request-source'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
 import { WireCounter, parseLength } from './wire'
@@ -52,14 +53,6 @@ export interface BodyStage {
  */
 export type StageAbort = (callback: (own?: Error) => void) => void
 
-/**
- * What a read's owner knows besides settling it (settleOnce): whom to tell when the connection closes while the read
- * still waits, set by the path that may wait on user code (a streaming stage).
- */
-interface ReadLifetime {
-  onGone: (() => void) | null
-}
-
 /** Everything a middleware needs per request, fixed when the middleware is created. */
 export interface ReadSettings {
   readonly variant: Variant
@@ -85,6 +78,9 @@ export interface ReadSettings {
   /** A streaming parser's stage (multipart), or null: the body is read whole, then parsed. */
   readonly stage: BodyStage | null
 }
+
+/** The lifetime of every read of a body read whole: nothing waits on user code, so nothing is told of a closed connection. */
+const WHOLE_READ: ReadLifetime = Object.freeze({ onGone: null })
 
 /** Reads, verifies and parses one request's body, hands it on (`variant.deliverBody`), and calls `next` exactly once. */
 export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction): void {
@@ -124,8 +120,9 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   variant.markRead(req)
   // From here the read has one owner: it ends once, also when the connection closes under it after a response was
   // sent first, and what watches it is released then.
-  const lifetime: ReadLifetime = { onGone: null }
-  next = settleOnce(next, source.watchRead(req, body(), () => { lifetime.onGone?.() }), debug)
+  // Only a streaming stage waits on user code, and so sets `onGone`: a read whole shares one lifetime that never does.
+  const lifetime: ReadLifetime = settings.stage === null ? WHOLE_READ : { onGone: null }
+  next = settleOnce(next, source.watchRead(req, body(), lifetime), debug)
 
   const contentEncoding = (headerOf(req, 'content-encoding') || 'identity').toLowerCase()
   const refusal = refuseMalformedLength(source, req) ?? refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null

@@ -6,7 +6,7 @@ import type { Socket } from 'net'
 import { PassThrough, type Readable } from 'stream'
 import { hasBody } from '../protocol'
 import { discardRest } from '../wire'
-import type { RequestSource } from './request-source'
+import type { ReadLifetime, RequestSource } from './request-source'
 
 /** The source of an `IncomingMessage` (HTTP/1.x or HTTP/2), or of a stream or emitter with `headers` as tests build them. */
 export const nodeSource: RequestSource = {
@@ -81,50 +81,54 @@ function streamFromEvents (req: IncomingMessage): Readable {
 }
 
 /**
- * Ends the read of a request whose connection or stream closes before its body has ended, tells `onGone` when the
- * connection closes while the read still waits (on a storage engine, say), and returns what stops watching.
+ * Ends the read of a request whose connection or stream closes before its body has ended, tells `lifetime.onGone`
+ * when the connection closes while the read still waits (on a storage engine, say), and returns what stops watching.
  * - Node aborts a request itself only while its response is unfinished: once an app or a timeout middleware has
  *   answered first (a 503 with `Connection: close`), the socket closes and nothing more happens on the request, and a
  *   reader waiting for its end or its abort would wait for good, holding its buffers, files and descriptors.
  *   Destroying the request there does what Node does for an unanswered one: 'aborted', then 'close'.
  * - A stream with `headers` (a test's PassThrough) destroyed before its end emits only 'close', which raw-body does not
- *   hear: it is told 'aborted', as a request cut short.
+ *   hear: it is told 'aborted', as a request cut short. Node's own request emits 'aborted' itself when it is destroyed
+ *   before its end (IncomingMessage's _destroy), so only other streams (an HTTP/2 request, a test's stream) need their
+ *   close watched: an HTTP/1 request costs one listener on its socket, and nothing is allocated where there is
+ *   nothing to watch. `on`, not `once`: each event comes at most once, the release removes the listeners, and `once`
+ *   costs a wrapper per listener.
  */
-function watchRead (req: IncomingMessage, body: Readable, onGone: () => void): (() => void) | null {
+function watchRead (req: IncomingMessage, body: Readable, lifetime: ReadLifetime): (() => void) | null {
   // An event-fed body is told of its fake's close by streamFromEvents.
   if (body !== req) return null
-  let aborted = false
-  const onAborted = (): void => { aborted = true }
-  const onBodyClose = (): void => {
-    if (!aborted && !body.readableEnded) body.emit('aborted')
-  }
-  // Node's own request emits 'aborted' itself when it is destroyed before its end (IncomingMessage's _destroy): only
-  // other streams (an HTTP/2 request, a test's PassThrough) need their close watched, which saves every HTTP/1
-  // request two listeners added and removed. `on`, not `once`: each fires at most once, the release removes them,
-  // and `once` costs a wrapper per listener.
-  const watchBody = !(req instanceof IncomingMessage)
-  if (watchBody) {
-    body.on('aborted', onAborted)
-    body.on('close', onBodyClose)
-  }
   const socket = (req as { socket?: unknown }).socket
   // Only a server's connection: an HTTP/2 stream's session is not this request's, and a test's IncomingMessage over a
   // bare socket never gets `complete`, so its socket's close says nothing of its body.
   const watchSocket = socket instanceof EventEmitter && (socket as { server?: unknown }).server != null && req.httpVersionMajor !== 2
+  const watchBody = !(req instanceof IncomingMessage)
+  if (!watchSocket && !watchBody) return null
+  const bodyWatch = watchBody ? watchClose(body) : null
+  if (!watchSocket) return bodyWatch
   const onSocketClose = (): void => {
     // A read waiting on user code is answered first: its cleanup may wait on that code for good.
-    onGone()
+    lifetime.onGone?.()
     if (!req.complete && !req.destroyed) req.destroy()
   }
-  if (watchSocket) {
-    if ((socket as Socket).destroyed) process.nextTick(onSocketClose)
-    else socket.on('close', onSocketClose)
-  }
+  if ((socket as Socket).destroyed) process.nextTick(onSocketClose)
+  else socket.on('close', onSocketClose)
   return () => {
-    if (watchBody) {
-      body.removeListener('aborted', onAborted)
-      body.removeListener('close', onBodyClose)
-    }
-    if (watchSocket) socket.removeListener('close', onSocketClose)
+    socket.removeListener('close', onSocketClose)
+    if (bodyWatch !== null) bodyWatch()
+  }
+}
+
+/** Tells a stream that closes before its end that it was aborted, as Node's request says it; returns the release. */
+function watchClose (body: Readable): () => void {
+  let aborted = false
+  const onAborted = (): void => { aborted = true }
+  const onClose = (): void => {
+    if (!aborted && !body.readableEnded) body.emit('aborted')
+  }
+  body.on('aborted', onAborted)
+  body.on('close', onClose)
+  return () => {
+    body.removeListener('aborted', onAborted)
+    body.removeListener('close', onClose)
   }
 }

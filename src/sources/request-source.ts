@@ -4,6 +4,15 @@ import type { Readable } from 'stream'
 import type { DiscardBudget } from '../options'
 
 /**
+ * What a read's owner knows besides settling it: whom to tell when the connection closes while the read still
+ * waits, set by the path that may wait on user code (a streaming stage). One object per read, so that watching the
+ * connection needs no closure of its own.
+ */
+export interface ReadLifetime {
+  onGone: (() => void) | null
+}
+
+/**
  * A kind of request, as the pipeline reads it. Each method takes the request (a source holds no per-request state,
  * so choosing one costs a type check): a Node `IncomingMessage` or a stream with `headers` as tests build them, or
  * the view of a Web `Request`.
@@ -25,10 +34,10 @@ export interface RequestSource {
    */
   readWhole (req: IncomingMessage, limit: number, callback: (err: Error | null, bytes?: Buffer) => void): boolean
   /**
-   * Ends the read if its connection or stream closes under it (the body is aborted), and calls `onGone` when the
-   * connection closes while the read may still wait (on user code); returns what stops watching, or null.
+   * Ends the read if its connection or stream closes under it (the body is aborted), and calls `lifetime.onGone`
+   * when the connection closes while the read may still wait (on user code); returns what stops watching, or null.
    */
-  watchRead (req: IncomingMessage, body: Readable, onGone: () => void): (() => void) | null
+  watchRead (req: IncomingMessage, body: Readable, lifetime: ReadLifetime): (() => void) | null
   /**
    * What is left of a refused body: read off within `budget` (a connection stays usable) or cancelled. `onSettled`
    * runs once the body ended or was given up on.

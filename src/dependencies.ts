@@ -1,33 +1,42 @@
 // Loads each heavier dependency on first use, one function a package, so that a process pays only for what its requests need.
 // Why: qs (with its side-channel family), type-is (the MIME database), busboy, secure-json-parse, debug and the like
 // cost 1 to 17 ms each to load; an app that reads only JSON, or only uploads, should not pay for the others
-// (docs/dependencies.md lists what each entry loads for its first request). Node caches modules, so each call after the
-// first is a property read.
+// (docs/dependencies.md lists what each entry loads for its first request). Each loader keeps what it loaded: some are
+// called per request, where a require() of a cached module would still cost a module lookup.
 /* eslint-disable @typescript-eslint/no-require-imports */
 import type BusboyModule from 'busboy'
 import type DebugModule from 'debug'
+import type OnFinishedModule from 'on-finished'
 import type QsModule from 'qs'
 import type SecureJsonParseModule from 'secure-json-parse'
 import type TypeIsModule from 'type-is'
 
+let qs: typeof QsModule | undefined
+
 /** qs: extended forms, and the default entry's simple mode for forms with brackets. */
 export function loadQs (): typeof QsModule {
-  return require('qs') as typeof QsModule
+  return (qs ??= require('qs') as typeof QsModule)
 }
+
+let typeIs: typeof TypeIsModule | undefined
 
 /** type-is: only for `type` options given as extension names (`'json'`, `'png'`), which need the MIME database. */
 export function loadTypeIs (): typeof TypeIsModule {
-  return require('type-is') as typeof TypeIsModule
+  return (typeIs ??= require('type-is') as typeof TypeIsModule)
 }
+
+let busboy: typeof BusboyModule | undefined
 
 /** busboy: multipart bodies that the one-pass readers hand on, and multer's boundary check. */
 export function loadBusboy (): typeof BusboyModule {
-  return require('busboy') as typeof BusboyModule
+  return (busboy ??= require('busboy') as typeof BusboyModule)
 }
+
+let busboyUtils: BusboyUtils | undefined
 
 /** busboy's header helpers: the fallback for file names busboy could not read. */
 export function loadBusboyUtils (): BusboyUtils {
-  return require('busboy/lib/utils.js') as BusboyUtils
+  return (busboyUtils ??= require('busboy/lib/utils.js') as BusboyUtils)
 }
 
 /** A parameter value's decoder, as busboy makes it: the text, or undefined when it cannot be decoded. */
@@ -43,9 +52,21 @@ export interface BusboyUtils {
   parseDisposition: (header: string, decodeParam: ParamDecoder) => { type: string, params: Record<string, string | undefined> } | undefined
 }
 
+let secureJsonParse: typeof SecureJsonParseModule | undefined
+
 /** secure-json-parse: the poisoning guard's scan, only for texts that can hold `__proto__` or `constructor`. */
 export function loadSecureJsonParse (): typeof SecureJsonParseModule {
-  return require('secure-json-parse') as typeof SecureJsonParseModule
+  return (secureJsonParse ??= require('secure-json-parse') as typeof SecureJsonParseModule)
+}
+
+let onFinished: typeof OnFinishedModule | undefined
+
+/**
+ * on-finished: the default entry's "already read" check and the waits on a response's or request's end (a refused
+ * body's read-off, stored files); bodykit/legacy's successful reads never need it.
+ */
+export function loadOnFinished (): typeof OnFinishedModule {
+  return (onFinished ??= require('on-finished') as typeof OnFinishedModule)
 }
 
 /** What the pipeline calls to log: debug's Debugger, or a silent one when debug is not in use. */

@@ -3,9 +3,9 @@ import type { IncomingMessage } from 'http'
 import type { Transform } from 'stream'
 import zlib from 'zlib'
 import iconv from 'iconv-lite'
-import onFinished from 'on-finished'
 import { decodeBody, decodeBodyAsIconv04 } from './decode'
 import { readContentTypeLeniently, readContentTypeStrictly, type ContentTypeReader } from './content-type'
+import { loadOnFinished } from './dependencies'
 import { atOnce, type InflaterAtOnce } from './inflate'
 
 /** A request as the pipeline sees it: body-parser's `req.body` and 1.x's `req._body` flag, and bodykit's `rawBody`. */
@@ -117,7 +117,7 @@ function setForm (req: BodyRequest, next: (err?: unknown) => void, fields: unkno
 /** body-parser 2.x behaviour: `require('bodykit')`. */
 export const modern: Variant = {
   // compat(v2): a finished request is skipped silently and `req.body` is left as it was.
-  isAlreadyRead: (req) => onFinished.isFinished(req),
+  isAlreadyRead: (req) => loadOnFinished().isFinished(req),
   prepareBody: (req) => { if (!('body' in req)) req.body = undefined },
   markRead: () => {},
   currentBody: (req) => req.body,

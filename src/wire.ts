@@ -5,7 +5,7 @@ import type { ServerHttp2Stream } from 'http2'
 import type { Socket } from 'net'
 import type { Readable } from 'stream'
 import type { HttpError } from 'http-errors'
-import onFinished from 'on-finished'
+import { loadOnFinished } from './dependencies'
 import * as errors from './errors'
 import type { DiscardBudget } from './options'
 import { http2StreamOf } from './protocol'
@@ -180,7 +180,7 @@ function stopReading (req: IncomingMessage, body: Readable, res: ServerResponse 
   // Without a real response (a promise API, a fake) the connection is left to its owner: backpressure holds it.
   if (!isResponse(res) || socket === null || socket.destroyed) return
   if (!res.headersSent) res.setHeader('Connection', 'close')
-  onFinished(res, () => { lingerThenDestroy.call(socket) })
+  loadOnFinished()(res, () => { lingerThenDestroy.call(socket) })
 }
 
 // RFC 9113 §7's NO_ERROR (http2.constants.NGHTTP2_NO_ERROR): a constant, so that HTTP/1 apps never load node:http2 for it.
@@ -253,7 +253,7 @@ function whenBodyFinished (req: IncomingMessage, body: Readable, callback: () =>
   // on-finished takes a stream that can be written (a test's PassThrough) for a response, and waits for its 'finish'.
   const writable = typeof (req as { write?: unknown }).write === 'function'
   if (body === req && !writable && (socket == null || socket instanceof EventEmitter)) {
-    onFinished(req, callback)
+    loadOnFinished()(req, callback)
     return
   }
   let called = false

@@ -3,7 +3,7 @@
 import fs from 'fs'
 import path from 'path'
 import type { ServerResponse } from 'http'
-import onFinished from 'on-finished'
+import { loadOnFinished } from '../dependencies'
 import { storageFailed, thrownByUser } from '../errors'
 import type { UploadedFile } from '../types'
 import { handled } from './middleware'
@@ -118,6 +118,6 @@ export async function presentFiles (stored: readonly UploadedFile[], rules: File
   }
   // Every file left in uploadDir, renamed or not, is removed once the response has finished (also when it finished
   // before the form was read: then now); the stage does not tie them to it (koaMultipartDefinition).
-  if (inUploadDir.length > 0) onFinished(res, () => { void removeFiles(inUploadDir) })
+  if (inUploadDir.length > 0) loadOnFinished()(res, () => { void removeFiles(inUploadDir) })
   return files
 }

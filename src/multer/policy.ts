@@ -2,10 +2,11 @@
 // arrive, files through fileFilter to the storage engine, and on any error every stored file removed before the
 // MulterError is reported; one request's state is a MulterUpload.
 import { AsyncResource } from 'async_hooks'
-import { Readable } from 'stream'
+import type { Readable } from 'stream'
 import { loadBusboyUtils } from '../dependencies'
 import type { StageResult } from '../read'
 import type { FieldPartInfo, FilePartInfo, ParserConfig, PartCollector } from '../multipart/part-collector'
+import { GuardedStream } from '../multipart/guarded-stream'
 import type { FormPolicy } from '../multipart/part-reader'
 import type { BodyRequest } from '../variants'
 import { appendField, decodeFormName, exceedsArrayIndex, exceedsNesting } from './field-names'
@@ -321,7 +322,7 @@ class MulterUpload implements PartCollector {
 
   /** A whole file from the fast path: handed on as busboy's file stream, cut at busboy's size limit with its 'limit'. */
   fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void {
-    const stream = new Readable({ read () {} }) as Readable & { truncated?: boolean }
+    const stream = new GuardedStream({ read () {} }) as GuardedStream & { truncated?: boolean }
     // As busboy's 'close', the end of the form waits until every file stream was read (by the engine, or skipped).
     this.unreadFiles++
     stream.once('close', () => {
@@ -530,6 +531,11 @@ function removeItem (list: unknown[], item: unknown): void {
 
 /** Makes a throw from any listener of `stream` (user code among them) a call of `onThrow`, not an exception of the emitter's caller. */
 function catchListenerThrows (stream: Readable, onThrow: (thrown: unknown) => void): void {
+  if (stream instanceof GuardedStream) {
+    stream.onListenerThrow = onThrow
+    return
+  }
+  // busboy's own file streams (forms it reads on): the rarer path patches the instance.
   const emit = stream.emit
   stream.emit = function emitCaught (this: Readable, event: string | symbol, ...args: unknown[]): boolean {
     try {

@@ -4,6 +4,7 @@
 import { Readable } from 'stream'
 import type { StageAbort } from '../read'
 import { readPartHeaders, type NameReading } from './canonical-form'
+import { GuardedStream } from './guarded-stream'
 import { TRUNCATED_FIELD, WHOLE_FIELD, type CountLimit, type FieldPartInfo, type FilePartInfo, type ParserConfig, type PartCollector } from './part-collector'
 
 /** The delimiters, files and fields this reader counted: busboy, reading on, takes them off its limits. */
@@ -28,7 +29,7 @@ export interface StreamedForm {
 }
 
 /** A file part's data, as busboy's file stream gives it: `truncated` and a 'limit' event once cut at the size limit. */
-class FilePartStream extends Readable {
+class FilePartStream extends GuardedStream {
   truncated = false
   constructor (highWaterMark: number | undefined, private readonly onRead: () => void) {
     super(highWaterMark === undefined ? {} : { highWaterMark })

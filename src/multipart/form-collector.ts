@@ -3,7 +3,7 @@
 import type { ServerResponse } from 'http'
 import { Readable } from 'stream'
 import type { HttpError } from 'http-errors'
-import onFinished from 'on-finished'
+import { loadOnFinished } from '../dependencies'
 import * as errors from '../errors'
 import type { UploadedFile } from '../types'
 import type { StageResult } from '../read'
@@ -70,7 +70,7 @@ function createCollector (settings: MultipartSettings, assembleFields: FieldAsse
     const accepted = files as UploadedFile[]
     const release = (callback: () => void): void => { removeAll(stored, callback) }
     // Disk files live as long as the response: removed once it has finished, unless the handler moved them.
-    if (fileSettings?.storage === 'disk' && stored.length > 0 && isResponse(res)) onFinished(res, () => { release(noop) })
+    if (fileSettings?.storage === 'disk' && stored.length > 0 && isResponse(res)) loadOnFinished()(res, () => { release(noop) })
     done(null, { fields: body, files: fileSettings === null ? null : accepted, release })
   }
   const maybeFinish = (): void => {

@@ -5,6 +5,8 @@
 // called per request, where a require() of a cached module would still cost a module lookup.
 /* eslint-disable @typescript-eslint/no-require-imports */
 import type BusboyModule from 'busboy'
+import type ContentTypeModule from 'content-type'
+import type CryptoModule from 'crypto'
 import type DebugModule from 'debug'
 import type OnFinishedModule from 'on-finished'
 import type QsModule from 'qs'
@@ -57,6 +59,23 @@ let secureJsonParse: typeof SecureJsonParseModule | undefined
 /** secure-json-parse: the poisoning guard's scan, only for texts that can hold `__proto__` or `constructor`. */
 export function loadSecureJsonParse (): typeof SecureJsonParseModule {
   return (secureJsonParse ??= require('secure-json-parse') as typeof SecureJsonParseModule)
+}
+
+let contentType: typeof ContentTypeModule | undefined
+
+/**
+ * content-type: the default entry's lenient reading of a Content-Type (each header text once: it is cached), and a
+ * multipart boundary; bodykit/legacy reads with its own strict grammar and never needs it.
+ */
+export function loadContentType (): typeof ContentTypeModule {
+  return (contentType ??= require('content-type') as typeof ContentTypeModule)
+}
+
+let crypto: typeof CryptoModule | undefined
+
+/** Node's crypto: random names for files stored on disk (about 1.3 ms to load, which memory storage never needs). */
+export function loadCrypto (): typeof CryptoModule {
+  return (crypto ??= require('crypto') as typeof CryptoModule)
 }
 
 let onFinished: typeof OnFinishedModule | undefined

@@ -1,10 +1,10 @@
 // multer's two storage engines with its contract (`_handleFile`, `_removeFile`): memory, and disk, where a file
 // being written is closed before it is unlinked.
-import { randomBytes } from 'crypto'
 import fs from 'fs'
 import os from 'os'
 import path from 'path'
 import { pipeline, type Readable } from 'stream'
+import { loadCrypto } from '../dependencies'
 import { DISK_WRITE_BUFFER } from '../multipart/sinks'
 import { thrownByUser } from '../errors'
 import { MulterError } from './multer-error'
@@ -50,7 +50,7 @@ export interface DiskStorageOptions {
 
 /** The default name: never derived from the client's, so no path or extension comes from the request. */
 function randomName (_req: Request, _file: MulterFile, callback: PathCallback): void {
-  randomBytes(16, (err, bytes) => { callback(err, err ? undefined as unknown as string : bytes.toString('hex')) })
+  loadCrypto().randomBytes(16, (err, bytes) => { callback(err, err ? undefined as unknown as string : bytes.toString('hex')) })
 }
 
 /** Files _handleFile is removing because they could not be written whole, and the removals waiting for it. */

@@ -4,9 +4,8 @@
 import type { ServerResponse } from 'http'
 import { Readable } from 'stream'
 import type busboy from 'busboy'
-import { parse as parseContentType } from 'content-type'
 import type { HttpError } from 'http-errors'
-import { loadBusboy } from '../dependencies'
+import { loadBusboy, loadContentType } from '../dependencies'
 import type { BodyStage, StageAbort, StageResult } from '../read'
 import type { BodyRequest } from '../variants'
 import { headerOf } from '../sources/source'
@@ -27,7 +26,7 @@ export function readBoundary (header: string): string | null {
   let count = 0
   while (BOUNDARY_PARAMETER.exec(header) !== null) count++
   if (count !== 1) return null
-  const boundary = parseContentType(header).parameters.boundary
+  const boundary = loadContentType().parse(header).parameters.boundary
   return typeof boundary === 'string' && boundary.length >= 1 && boundary.length <= MAX_BOUNDARY_LENGTH ? boundary : null
 }
 

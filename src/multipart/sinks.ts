@@ -1,8 +1,8 @@
 // Where accepted files go: memory (a Buffer) or disk (written as they arrive); each stored file knows how to remove itself.
-import { randomBytes } from 'crypto'
 import fs from 'fs'
 import path from 'path'
 import type { Readable } from 'stream'
+import { loadCrypto } from '../dependencies'
 import type { UploadedFile } from '../types'
 
 /** What the part reader knows of a file when it starts. */
@@ -59,7 +59,7 @@ export const DISK_WRITE_BUFFER = 1024 * 1024
  * from the client's name, so no path, extension or guessable name comes from the request).
  */
 export function storeOnDisk (directory: string, stream: Readable, info: FileInfo, done: StoreCallback): StoredFile {
-  const fileName = randomBytes(16).toString('hex')
+  const fileName = loadCrypto().randomBytes(16).toString('hex')
   const filePath = path.join(directory, fileName)
   // 'wx': never opens a file that already exists; 0o600: only the server's user reads uploads.
   const writer = fs.createWriteStream(filePath, { flags: 'wx', mode: 0o600, highWaterMark: DISK_WRITE_BUFFER })

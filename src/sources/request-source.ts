@@ -3,6 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'http'
 import type { Readable } from 'stream'
 import type { DiscardBudget } from '../options'
 
+/** Marks a Web Request's view (sources/web.ts), so that telling one apart needs no load of that module. */
+export const IS_REQUEST_VIEW: unique symbol = Symbol('bodykit.requestView')
+
 /**
  * What a read's owner knows besides settling it: whom to tell when the connection closes while the read still
  * waits, set by the path that may wait on user code (a streaming stage). One object per read, so that watching the

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'http'
 import { Readable } from 'stream'
 import * as errors from '../errors'
 import type { WebBodyStream, WebRequest } from '../types'
-import type { RequestSource } from './request-source'
+import { IS_REQUEST_VIEW, type RequestSource } from './request-source'
 
 /** Where a request view keeps its Request and, once made, the body stream read from it. */
 const SOURCE = Symbol('bodykit.webRequest')
@@ -37,6 +37,7 @@ export function viewOfWebRequest (request: WebRequest): RequestView {
  * undici sorts them first.
  */
 export class RequestView {
+  readonly [IS_REQUEST_VIEW] = true
   readonly httpVersionMajor = 1
   readonly httpVersionMinor = 1
   readonly [SOURCE]: WebSource

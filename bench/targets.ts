@@ -6,6 +6,7 @@ import querystring from 'node:querystring'
 import zlib from 'node:zlib'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import qs from 'qs'
+import getRawBody from 'raw-body'
 
 export type Next = (err?: unknown) => void
 export type Middleware = (req: IncomingMessage, res: ServerResponse, next: Next) => void
@@ -69,6 +70,25 @@ function floorReader (parse: (body: Buffer) => unknown): Middleware {
   }
 }
 
+/**
+ * raw-body and the parse, nothing else (no type, charset or already-read checks, no inflation): the least a parser
+ * built on raw-body, as body-parser and bodykit are, can cost. BENCH_RAW_BODY_FLOOR=1 adds it to the run.
+ */
+function rawBodyReader (parse: (body: Buffer) => unknown): Middleware {
+  return (req, _res, next) => {
+    getRawBody(req, { length: req.headers['content-length'], limit: Infinity, encoding: null }, (err: Error | null, body: Buffer) => {
+      if (err) return next(err)
+      try {
+        ;(req as IncomingMessage & { body?: unknown }).body = parse(body)
+      } catch (parseErr) {
+        // A compressed body, which this floor does not inflate: the case is reported as one it cannot run.
+        return next(parseErr)
+      }
+      next()
+    })
+  }
+}
+
 export const floor: Parsers = {
   json: () => floorReader((body) => JSON.parse(body.toString('utf8'))),
   raw: () => floorReader((body) => body),
@@ -91,6 +111,15 @@ export function loadTargets (notice: (msg: string) => void = console.log): Targe
   if (legacy) targets.push({ id: 'bodykit/legacy', baseline: 'body-parser 1', exact: true, ...legacy })
   else notice('bodykit legacy entry (dist/legacy.js, src/legacy.ts) not found: skipped')
   targets.push({ id: 'floor', baseline: 'body-parser 2', exact: false, source: 'bench/targets.ts', parsers: floor })
+  if (process.env.BENCH_RAW_BODY_FLOOR) {
+    const rawBodyFloor: Parsers = {
+      json: () => rawBodyReader((body) => JSON.parse(body.toString('utf8'))),
+      raw: () => rawBodyReader((body) => body),
+      text: () => rawBodyReader((body) => body.toString('utf8')),
+      urlencoded: (options) => rawBodyReader((body) => options?.extended ? qs.parse(body.toString('utf8')) : querystring.parse(body.toString('utf8')))
+    }
+    targets.push({ id: 'raw-body floor', baseline: 'body-parser 2', exact: false, source: 'bench/targets.ts', parsers: rawBodyFloor })
+  }
   // BENCH_BEFORE=<folder with an earlier build's dist/>: that build's entries too, to pair a change's before and after in one sitting.
   const before = process.env.BENCH_BEFORE
   if (before) {

@@ -1,8 +1,8 @@
 // Loads each heavier dependency on first use, one function a package, so that a process pays only for what its requests need.
 // Why: qs (with its side-channel family), type-is (the MIME database), busboy, secure-json-parse, debug and the like
 // cost 1 to 17 ms each to load; an app that reads only JSON, or only uploads, should not pay for the others
-// (docs/dependencies.md lists what each entry loads for its first request). Each loader keeps what it loaded: some are
-// called per request, where a require() of a cached module would still cost a module lookup.
+// (docs/dependencies.md lists what each entry loads for its first request). Each loader keeps what it loaded (onFirstUse): some
+// are called per request, where a require() of a cached module would still cost a module lookup.
 /* eslint-disable @typescript-eslint/no-require-imports */
 import type BusboyModule from 'busboy'
 import type ContentTypeModule from 'content-type'
@@ -13,33 +13,26 @@ import type QsModule from 'qs'
 import type SecureJsonParseModule from 'secure-json-parse'
 import type TypeIsModule from 'type-is'
 
-let qs: typeof QsModule | undefined
+/**
+ * A loader that calls `load` once, on its first call, and then hands back what it gave. The `require()` stays
+ * written out in each loader, so that bundlers still see the package it names.
+ */
+export function onFirstUse<T> (load: () => T): () => T {
+  let value: T | undefined
+  return () => (value ??= load())
+}
 
 /** qs: extended forms, and the default entry's simple mode for forms with brackets. */
-export function loadQs (): typeof QsModule {
-  return (qs ??= require('qs') as typeof QsModule)
-}
-
-let typeIs: typeof TypeIsModule | undefined
+export const loadQs = onFirstUse((): typeof QsModule => require('qs') as typeof QsModule)
 
 /** type-is: only for `type` options given as extension names (`'json'`, `'png'`), which need the MIME database. */
-export function loadTypeIs (): typeof TypeIsModule {
-  return (typeIs ??= require('type-is') as typeof TypeIsModule)
-}
-
-let busboy: typeof BusboyModule | undefined
+export const loadTypeIs = onFirstUse((): typeof TypeIsModule => require('type-is') as typeof TypeIsModule)
 
 /** busboy: multipart bodies that the one-pass readers hand on, and multer's boundary check. */
-export function loadBusboy (): typeof BusboyModule {
-  return (busboy ??= require('busboy') as typeof BusboyModule)
-}
-
-let busboyUtils: BusboyUtils | undefined
+export const loadBusboy = onFirstUse((): typeof BusboyModule => require('busboy') as typeof BusboyModule)
 
 /** busboy's header helpers: the fallback for file names busboy could not read. */
-export function loadBusboyUtils (): BusboyUtils {
-  return (busboyUtils ??= require('busboy/lib/utils.js') as BusboyUtils)
-}
+export const loadBusboyUtils = onFirstUse((): BusboyUtils => require('busboy/lib/utils.js') as BusboyUtils)
 
 /** A parameter value's decoder, as busboy makes it: the text, or undefined when it cannot be decoded. */
 export type ParamDecoder = (value: string, hint: number) => string | undefined
@@ -54,39 +47,23 @@ export interface BusboyUtils {
   parseDisposition: (header: string, decodeParam: ParamDecoder) => { type: string, params: Record<string, string | undefined> } | undefined
 }
 
-let secureJsonParse: typeof SecureJsonParseModule | undefined
-
 /** secure-json-parse: the poisoning guard's scan, only for texts that can hold `__proto__` or `constructor`. */
-export function loadSecureJsonParse (): typeof SecureJsonParseModule {
-  return (secureJsonParse ??= require('secure-json-parse') as typeof SecureJsonParseModule)
-}
-
-let contentType: typeof ContentTypeModule | undefined
+export const loadSecureJsonParse = onFirstUse((): typeof SecureJsonParseModule => require('secure-json-parse') as typeof SecureJsonParseModule)
 
 /**
  * content-type: the default entry's lenient reading of a Content-Type (each header text once: it is cached), and a
  * multipart boundary; bodykit/legacy reads with its own strict grammar and never needs it.
  */
-export function loadContentType (): typeof ContentTypeModule {
-  return (contentType ??= require('content-type') as typeof ContentTypeModule)
-}
-
-let crypto: typeof CryptoModule | undefined
+export const loadContentType = onFirstUse((): typeof ContentTypeModule => require('content-type') as typeof ContentTypeModule)
 
 /** Node's crypto: random names for files stored on disk (about 1.3 ms to load, which memory storage never needs). */
-export function loadCrypto (): typeof CryptoModule {
-  return (crypto ??= require('crypto') as typeof CryptoModule)
-}
-
-let onFinished: typeof OnFinishedModule | undefined
+export const loadCrypto = onFirstUse((): typeof CryptoModule => require('crypto') as typeof CryptoModule)
 
 /**
  * on-finished: the default entry's "already read" check and the waits on a response's or request's end (a refused
  * body's read-off, stored files); bodykit/legacy's successful reads never need it.
  */
-export function loadOnFinished (): typeof OnFinishedModule {
-  return (onFinished ??= require('on-finished') as typeof OnFinishedModule)
-}
+export const loadOnFinished = onFirstUse((): typeof OnFinishedModule => require('on-finished') as typeof OnFinishedModule)
 
 /** What the pipeline calls to log: debug's Debugger, or a silent one when debug is not in use. */
 export type Log = Pick<DebugModule.Debugger, 'enabled'> & ((formatter: unknown, ...args: unknown[]) => void)

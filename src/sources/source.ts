@@ -1,18 +1,15 @@
 // Which source answers for a request: a Web Request's view, or a Node request; and a header, asked of either.
 import type { IncomingHttpHeaders } from 'http'
+import { onFirstUse } from '../dependencies'
 import { nodeSource } from './node'
 import { IS_REQUEST_VIEW, type RequestSource } from './request-source'
 import type { RequestView } from './web'
 
 export type { RequestSource } from './request-source'
 
-let web: typeof import('./web') | undefined
-
 /** The Web source's module, loaded with the first view: only the readers make views, so the middlewares never load it. */
-function loadWeb (): typeof import('./web') {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (web ??= require('./web') as typeof import('./web'))
-}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadWeb = onFirstUse((): typeof import('./web') => require('./web') as typeof import('./web'))
 
 function isRequestView (req: object): req is RequestView {
   return (req as { [IS_REQUEST_VIEW]?: unknown })[IS_REQUEST_VIEW] === true

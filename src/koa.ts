@@ -1,5 +1,6 @@
 // Entry `bodykit/koa`: koa-bodyparser 4's and @koa/bodyparser 6's `bodyParser(options)` as Koa middleware over the promise readers' pipeline.
 import { HttpMethodEnum as HttpMethodEnumValues } from './koa/http-methods'
+import { koaBodyparser6 } from './koa/dialects'
 import { createKoaMiddleware } from './koa/middleware'
 import { createKoaSettings } from './koa/settings'
 import type * as KoaTypes from './koa/types'
@@ -24,7 +25,9 @@ function bodyParser (options?: bodyParser.Options | null): bodyParser.Middleware
 // carries @koa/bodyparser's named exports. The namespace is ambient (no code): its values are assigned below.
 declare namespace bodyParser {
   /**
-   * The same function, under the name @koa/bodyparser 6 exports it by (a named import, or `require('bodykit/koa').bodyParser`).
+   * @koa/bodyparser 6's `bodyParser`, under the name it exports it by (a named import, or `require('bodykit/koa').bodyParser`):
+   * with none of either library's own options, it reads as @koa/bodyparser 6 does (POST, PUT and PATCH only, 499 for
+   * a request closed before it was read, its `extendTypes` checks); koa-bodyparser 4's own options pick 4's behaviour.
    * @example
    * app.use(bodyParser({ parsedMethods: ['POST', 'PUT', 'PATCH'], enableTypes: ['json'] }))
    */
@@ -95,11 +98,16 @@ function koaBody (options?: bodyParser.KoaBodyOptions | null): bodyParser.KoaBod
   return createKoaBody(options as KoaTypes.KoaBodyOptions | null | undefined)
 }
 
-Object.assign(bodyParser, { bodyParser, UnsupportedBodyTypeError: UnsupportedBodyTypeErrorClass, koaBody, HttpMethodEnum: HttpMethodEnumValues })
+/** The named export: as the module itself, but @koa/bodyparser 6's unless given koa-bodyparser 4's own options. */
+const namedBodyParser = function bodyParser (options?: bodyParser.Options | null): bodyParser.Middleware {
+  return createKoaMiddleware(createKoaSettings(options, koaBodyparser6))
+}
+
+Object.assign(bodyParser, { bodyParser: namedBodyParser, UnsupportedBodyTypeError: UnsupportedBodyTypeErrorClass, koaBody, HttpMethodEnum: HttpMethodEnumValues })
 
 export = bodyParser
 
 // Lists the export names for Node's ESM loader (cjs-module-lexer), so `import { bodyParser } from 'bodykit/koa'` works.
 const { UnsupportedBodyTypeError, HttpMethodEnum } = bodyParser
 // eslint-disable-next-line @typescript-eslint/no-unused-expressions, no-constant-binary-expression
-0 && (module.exports = { bodyParser, UnsupportedBodyTypeError, koaBody, HttpMethodEnum })
+0 && (module.exports = { bodyParser: namedBodyParser, UnsupportedBodyTypeError, koaBody, HttpMethodEnum })

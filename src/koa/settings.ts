@@ -29,9 +29,13 @@ export interface KoaSettings {
 /** co-body's default limit of each kind (XML is read as text). */
 const DEFAULT_LIMITS: Record<ReadKind, string> = { json: '1mb', form: '56kb', text: '1mb' }
 
-/** Options @koa/bodyparser 6 has and koa-bodyparser 4 ignores, which pick 6's dialect. */
-function dialectOf (options: Record<string, unknown>): Dialect {
-  const dialect = koaBodyparser6.ownOptions.some((name) => options[name] !== undefined) ? koaBodyparser6 : koaBodyparser4
+/**
+ * The dialect an option only one library reads picks; with none of them, `preferred` (koa-bodyparser 4 for the module
+ * itself, @koa/bodyparser 6 for its named export `bodyParser`, as each library is imported).
+ */
+function dialectOf (options: Record<string, unknown>, preferred: Dialect): Dialect {
+  const picks = (candidate: Dialect): boolean => candidate.ownOptions.some((name) => options[name] !== undefined)
+  const dialect = picks(koaBodyparser6) ? koaBodyparser6 : picks(koaBodyparser4) ? koaBodyparser4 : preferred
   const other = dialect === koaBodyparser6 ? koaBodyparser4 : koaBodyparser6
   const mixed = other.ownOptions.find((name) => options[name] !== undefined)
   if (mixed !== undefined) {
@@ -101,12 +105,15 @@ function readMethods (value: unknown): ReadonlySet<string> {
   return new Set(value)
 }
 
-/** Validates `options` (TypeErrors, and UnsupportedBodyTypeError for an unknown kind of body) and fixes the middleware's settings. */
-export function createKoaSettings (options: KoaBodyParserOptions | null | undefined): KoaSettings {
+/**
+ * Validates `options` (TypeErrors, and UnsupportedBodyTypeError for an unknown kind of body) and fixes the middleware's
+ * settings, in `preferred`'s dialect unless an option only the other library reads is given.
+ */
+export function createKoaSettings (options: KoaBodyParserOptions | null | undefined, preferred: Dialect = koaBodyparser4): KoaSettings {
   if (options !== undefined && options !== null && typeof options !== 'object') throw new TypeError('options must be an object')
   const given = (options ?? {}) as Record<string, unknown>
   if (given.qs !== undefined) throw new TypeError('option qs (a qs module of your own) is not supported by bodykit/koa: its forms are parsed with qs 6')
-  const dialect = dialectOf(given)
+  const dialect = dialectOf(given, preferred)
   const is4 = dialect === koaBodyparser4
   const enabled = readEnableTypes(given.enableTypes)
   const types = readTypes(dialect, given.extendTypes)

@@ -274,11 +274,11 @@ function comparable (outcome: Outcome): unknown {
   return { message, status, exposed: Boolean(expose) }
 }
 
-async function runGroups (t: TestContext, groups: Group[], library: MiddlewareFactory, toBodykit: (options: Record<string, unknown>) => Record<string, unknown>): Promise<number> {
+async function runGroups (t: TestContext, groups: Group[], library: MiddlewareFactory, toBodykit: (options: Record<string, unknown>) => Record<string, unknown>, bodykit = bodyParser): Promise<number> {
   let sent = 0
   for (const { name: major, Koa } of KOA_MAJORS) {
     for (const group of groups) {
-      const apps = await Promise.all([startKoaApp(t, Koa, library(group.options())), startKoaApp(t, Koa, bodyParser(toBodykit(group.options())))])
+      const apps = await Promise.all([startKoaApp(t, Koa, library(group.options())), startKoaApp(t, Koa, bodykit(toBodykit(group.options())))])
       for (const [name, request] of group.cases) {
         await compare(apps[0], apps[1], request, `${major}, ${group.name}: ${name}`)
         sent++
@@ -304,6 +304,33 @@ describe('bodykit/koa against @koa/bodyparser 6', () => {
   })
 })
 
+describe('the named export bodyParser against @koa/bodyparser 6\'s, both given no option only one library reads', () => {
+  const named = bodykitKoa.bodyParser as unknown as MiddlewareFactory
+  const neutral = GROUPS_6.filter((group) => !OPTIONS_OF_6.some((name) => name in group.options()))
+
+  it('gives the same body, rawBody, status, answer and error for each request (6\'s methods: POST, PUT, PATCH), on Koa 2 and 3', async (t) => {
+    assert.ok(neutral.length >= 5, 'only ' + neutral.length + ' option sets')
+    const methods: Case[] = ['GET', 'DELETE', 'OPTIONS'].map((method) => [method + ' with a JSON body', { method, ...json('{"a":1}') }])
+    const sent = await runGroups(t, [...neutral, { name: 'methods', options: () => ({}), cases: methods }], koaBodyparser6, (options) => options, named)
+    assert.ok(sent > 200, 'only ' + sent + ' requests')
+  })
+
+  it('refuses, when created, the extendTypes values 6 refuses (any that is not a list), and takes those 6 takes', () => {
+    for (const value of [null, 0, false, '', 'application/x-json', {}]) {
+      const options = { extendTypes: { json: value } }
+      assert.throws(() => koaBodyparser6(options), { name: 'UnsupportedBodyTypeError' }, JSON.stringify(options))
+      assert.throws(() => named(options), bodykitKoa.UnsupportedBodyTypeError, JSON.stringify(options))
+    }
+    for (const value of [[], ['application/x-json'], ['application/x-json', 'text/x-json']]) {
+      const options = { extendTypes: { json: value } }
+      assert.doesNotThrow(() => koaBodyparser6(options))
+      assert.doesNotThrow(() => named(options))
+    }
+    // koa-bodyparser 4's own options pick its behaviour: a string is added, a falsy value adds nothing.
+    assert.doesNotThrow(() => named({ strict: true, extendTypes: { json: 'application/x-json', form: '' } }))
+  })
+})
+
 /** Sends a request's head and part of its body, then destroys the socket; the app waits for the close before the parser runs. */
 async function sendThenClose (app: KoaApp, id: string): Promise<Outcome> {
   const head = 'POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\nx-wait-close: 1\r\nx-id: ' + id + '\r\n\r\n{"a":'
@@ -326,9 +353,15 @@ async function abortMidBody (app: KoaApp, id: string): Promise<Outcome> {
 describe('a request closed before or while the parser reads it', () => {
   for (const { name: major, Koa } of KOA_MAJORS) {
     it(`${major}: koa-bodyparser 4 and bodykit/koa answer 500 "stream is not readable"; @koa/bodyparser 6 and bodykit/koa 499 "Request already closed"; both 400 "request aborted" mid-body`, async (t) => {
-      const dialects: Array<[MiddlewareFactory, Record<string, unknown>, number]> = [[koaBodyparser4, {}, 500], [koaBodyparser6, { parsedMethods: ['POST'] }, 499]]
-      for (const [library, options, closedStatus] of dialects) {
-        const apps = await Promise.all([startKoaApp(t, Koa, library({ ...options })), startKoaApp(t, Koa, bodyParser({ ...options }))])
+      const named = bodykitKoa.bodyParser as unknown as MiddlewareFactory
+      const dialects: Array<[MiddlewareFactory, Record<string, unknown>, number, MiddlewareFactory]> = [
+        [koaBodyparser4, {}, 500, bodyParser],
+        [koaBodyparser6, { parsedMethods: ['POST'] }, 499, bodyParser],
+        // The named export, given no option: 6's answer.
+        [koaBodyparser6, {}, 499, named]
+      ]
+      for (const [library, options, closedStatus, bodykit] of dialects) {
+        const apps = await Promise.all([startKoaApp(t, Koa, library({ ...options })), startKoaApp(t, Koa, bodykit({ ...options }))])
         const closed = await Promise.all(apps.map((app) => sendThenClose(app, 'closed')))
         assert.deepEqual(comparableOutcome(closed[1]), comparableOutcome(closed[0]))
         assert.equal(closed[1].status, closedStatus)

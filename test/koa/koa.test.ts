@@ -35,10 +35,11 @@ async function appWith (t: TestContext, middleware: ReturnType<MiddlewareFactory
 const json = (body: KoaRequest['body'], headers: Record<string, string> = {}): KoaRequest => ({ headers: { 'content-type': JSON_TYPE, ...headers }, body })
 
 describe('the module', () => {
-  it('is the function, also as .bodyParser, with UnsupportedBodyTypeError; its middleware is named bodyParser', () => {
+  it('is the function (koa-bodyparser 4\'s), carrying .bodyParser (@koa/bodyparser 6\'s), with UnsupportedBodyTypeError; both middleware are named bodyParser', () => {
     assert.equal(typeof bodykitKoa, 'function')
-    assert.equal(bodykitKoa.bodyParser, bodykitKoa)
-    assert.equal(bodykitKoa().name, 'bodyParser')
+    assert.equal(typeof bodykitKoa.bodyParser, 'function')
+    assert.notEqual(bodykitKoa.bodyParser, bodykitKoa)
+    assert.deepEqual([bodykitKoa().name, bodykitKoa.bodyParser().name, bodykitKoa.bodyParser.name], ['bodyParser', 'bodyParser', 'bodyParser'])
     assert.ok(new bodykitKoa.UnsupportedBodyTypeError('x') instanceof Error)
   })
 })
@@ -80,7 +81,7 @@ describe('options', () => {
     else assert.throws(() => bodyParser({ inflateZstd: true }), { name: 'TypeError', message: 'option inflateZstd needs a Node.js that inflates zstd (22.15 or later)' })
   })
 
-  it('with none of @koa/bodyparser 6\'s own options, reads every method, as koa-bodyparser 4; with parsedMethods, as 6', async (t) => {
+  it('with none of @koa/bodyparser 6\'s own options, reads every method, as koa-bodyparser 4; with parsedMethods, as 6; the named export as 6 unless given 4\'s own options', async (t) => {
     const get = { method: 'GET', ...json('{"get":1}') }
     const library6 = await exchange(await appWith(t, koaBodyparser6()), get)
     const library4 = await exchange(await appWith(t, koaBodyparser4()), get)
@@ -89,6 +90,10 @@ describe('options', () => {
     assert.deepEqual(JSON.parse(library6.text), { body: encode(undefined), rawBody: encode(undefined), has: [] })
     assert.deepEqual(JSON.parse(library4.text), { body: { get: 1 }, rawBody: '{"get":1}', has: ['body', 'rawBody'] })
     assert.deepEqual([bare.text, as6.text], [library4.text, library6.text])
+    // The named export is 6's unless given one of 4's own options.
+    const named = await exchange(await appWith(t, bodykitKoa.bodyParser()), get)
+    const namedAs4 = await exchange(await appWith(t, bodykitKoa.bodyParser({ strict: true })), get)
+    assert.deepEqual([named.text, namedAs4.text], [library6.text, library4.text])
   })
 })
 

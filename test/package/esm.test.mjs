@@ -168,9 +168,12 @@ describe('import from \'bodykit/hono\'', () => {
 })
 
 describe('import from \'bodykit/koa\'', () => {
-  it('gives the function as default export (koa-bodyparser\'s way) and as bodyParser (@koa/bodyparser\'s), with UnsupportedBodyTypeError', () => {
+  it('gives koa-bodyparser 4\'s function as default export and @koa/bodyparser 6\'s as bodyParser, with UnsupportedBodyTypeError', () => {
     assert.equal(typeof koaBodyParser, 'function')
-    assert.deepEqual([namedKoaBodyParser, koaNamespace.bodyParser, koaNamespace.default], [koaBodyParser, koaBodyParser, koaBodyParser])
+    assert.deepEqual([koaNamespace.bodyParser, koaNamespace.default], [namedKoaBodyParser, koaBodyParser])
+    assert.equal(typeof namedKoaBodyParser, 'function')
+    assert.notEqual(namedKoaBodyParser, koaBodyParser)
+    assert.throws(() => namedKoaBodyParser({ extendTypes: { json: 'application/x-json' } }), UnsupportedBodyTypeError)
     assert.throws(() => koaBodyParser({ enableTypes: ['yaml'] }), UnsupportedBodyTypeError)
     assert.deepEqual([typeof koaBody, koaBody().name, HttpMethodEnum.GET], ['function', 'koaBody', 'GET'])
   })

@@ -275,6 +275,16 @@ export function fieldTooLarge (limit: number, field: string): createError.HttpEr
   return mark(createError(413, 'field "' + field + '" too large', { field, limit, type: 'multipart.field.too.large' }))
 }
 
+/** 413 when all a form's fields together pass `limit` bytes (koaBody()'s formidable `maxFieldsSize`). */
+export function fieldsTooLarge (limit: number): createError.HttpError {
+  return mark(createError(413, 'fields too large', { limit, type: 'multipart.fields.too.large' }))
+}
+
+/** 413 when all a form's files together pass `limit` bytes (koaBody()'s formidable `maxTotalFileSize`). */
+export function filesTooLarge (limit: number): createError.HttpError {
+  return mark(createError(413, 'files too large', { limit, type: 'multipart.files.too.large' }))
+}
+
 /** 413 when a field name is longer than `fieldNameSizeLimit` (the name is not repeated: it may be huge). */
 export function fieldNameTooLarge (limit: number): createError.HttpError {
   return mark(createError(413, 'field name too large', { limit, type: 'multipart.field.name.too.large' }))

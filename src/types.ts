@@ -131,9 +131,11 @@ export type BodyParserErrorType =
   | 'multipart.field.name.missing'
   | 'multipart.field.name.too.large'
   | 'multipart.field.too.large'
+  | 'multipart.fields.too.large'
   | 'multipart.fields.too.many'
   | 'multipart.file.too.large'
   | 'multipart.file.unexpected'
+  | 'multipart.files.too.large'
   | 'multipart.files.too.many'
   | 'multipart.header.malformed'
   | 'multipart.parts.too.many'
@@ -179,12 +181,16 @@ export interface BodyParserErrorProperties {
   'multipart.field.name.too.large': { limit: number }
   /** 413: the field, and `fieldSizeLimit`. */
   'multipart.field.too.large': { field: string, limit: number }
+  /** 413 (koaBody() only): formidable's `maxFieldsSize`, which all fields together passed. */
+  'multipart.fields.too.large': { limit: number }
   /** 413: `parameterLimit`. */
   'multipart.fields.too.many': { limit: number }
   /** 413: the field, and `files.fileSizeLimit`. */
   'multipart.file.too.large': { field: string, limit: number }
   /** 400: the field the file came in. */
   'multipart.file.unexpected': { field: string }
+  /** 413 (koaBody() only): formidable's `maxTotalFileSize`, which all files together passed. */
+  'multipart.files.too.large': { limit: number }
   /** 413: the field of the file past the limit, and `files.fileLimit`. */
   'multipart.files.too.many': { field: string, limit: number }
   /** 400: the field, when the part's `filename*` cannot be read and it has no plain `filename` to fall back on. */

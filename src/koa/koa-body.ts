@@ -1,19 +1,21 @@
 // koaBody(): koa-body 7's and 8's options validated once into the pipeline's settings (co-body's readings, as bodyParser()
-// reads them, and the multipart stage on disk), and its middleware: which requests to read, where the body goes.
+// reads them, and the multipart stage on disk with formidable's hooks), and its middleware: which requests to read, where the body goes.
 import type { ServerResponse } from 'http'
 import os from 'os'
+import path from 'path'
 import bytes from 'bytes'
+import { loadCrypto } from '../dependencies'
 import { createReadSettings } from '../read-settings'
-import { createMultipartDefinition } from '../parsers/multipart'
 import type { ReadSettings } from '../read'
 import { readWithSettings } from '../readers'
 import type { UploadedFile } from '../types'
 import { legacy, type Variant } from '../variants'
-import { presentFiles, type FileRules } from './formidable-files'
+import { presentFiles } from './formidable-files'
+import { createFormidableDefinition, formidableFileOf, type FormidableRules } from './formidable-form'
 import { HttpMethodEnum } from './http-methods'
 import { asTheLibrariesError, handled } from './middleware'
 import { createFormParse, createJsonParse, createKoaDefinition, createKoaVariant, type KoaBody } from './reading'
-import type { ErrorHandler, KoaBodyFiles, KoaBodyMethod, KoaBodyMiddleware, KoaBodyOptions, KoaContext, OnFileBegin } from './types'
+import type { ErrorHandler, FileFilter, FileNamer, KoaBodyFiles, KoaBodyMethod, KoaBodyMiddleware, KoaBodyOptions, KoaContext, OnFileBegin, OnPart } from './types'
 
 
 const METHODS: ReadonlySet<string> = new Set(Object.values(HttpMethodEnum))
@@ -31,14 +33,13 @@ const DEFAULTS = {
 } as const
 
 /** The formidable options read; `multiples` is taken and ignored (koa-body always sets it), `allowEmptyFiles` only as true, `minFileSize` only as 0. */
-const FORMIDABLE_OPTIONS = new Set(['uploadDir', 'maxFileSize', 'maxFiles', 'maxFields', 'keepExtensions', 'onFileBegin', 'multiples', 'allowEmptyFiles', 'minFileSize'])
+const FORMIDABLE_OPTIONS = new Set(['uploadDir', 'maxFileSize', 'maxFiles', 'maxFields', 'maxTotalFileSize', 'maxFieldsSize', 'hashAlgorithm', 'keepExtensions',
+  'onPart', 'filter', 'filename', 'onFileBegin', 'multiples', 'allowEmptyFiles', 'minFileSize'])
 
-/**
- * multipart() as koaBody() reads it: presentFiles, not the stage, ties the stored files to the response, once it knows
- * which ones onFileBegin moved. (Tied by the stage, a response sent before the form was read removed them before they
- * could be renamed or moved: a 500 for a form read whole.)
- */
-const koaMultipartDefinition = createMultipartDefinition(false)
+/** bodykit's default `maxFileSize` (formidable's is 200 MiB), which is also `maxTotalFileSize`'s when neither is given. */
+const DEFAULT_FILE_SIZE = 10 * 1024 * 1024
+/** formidable's default `maxFieldsSize`. */
+const DEFAULT_FIELDS_SIZE = 20 * 1024 * 1024
 
 /** One kind of body: the types that pick it, and its reading. */
 interface Kind {
@@ -56,7 +57,7 @@ interface KoaBodySettings {
   readonly patchNode: boolean
   readonly includeUnparsed: boolean
   readonly onError: ErrorHandler | null
-  readonly files: FileRules
+  readonly removeFilesAfterResponse: boolean
 }
 
 /** What the multipart reading resolves with. */
@@ -100,8 +101,8 @@ function readMethods (value: unknown): ReadonlySet<string> {
   return new Set(value as KoaBodyMethod[])
 }
 
-/** The formidable options as the multipart stage's: disk storage in `uploadDir`, bodykit's finite defaults for the rest. */
-function readFormidable (value: unknown): { stage: Record<string, unknown>, files: FileRules } {
+/** The formidable options as the multipart stage's (disk storage in `uploadDir`, bodykit's finite defaults) and its hooks'. */
+function readFormidable (value: unknown): { stage: Record<string, unknown>, rules: FormidableRules } {
   if (value !== undefined && (value === null || typeof value !== 'object')) throw new TypeError('option formidable must be an object')
   const given = (value ?? {}) as Record<string, unknown>
   const unknown = Object.keys(given).find((name) => given[name] !== undefined && !FORMIDABLE_OPTIONS.has(name))
@@ -117,12 +118,44 @@ function readFormidable (value: unknown): { stage: Record<string, unknown>, file
     if (option !== undefined && (typeof option !== 'number' || !(option >= 1) || (option !== Infinity && !Number.isInteger(option)))) throw new TypeError('option formidable.' + name + ' must be a whole number of at least 1')
     return option
   }
-  const maxFileSize = given.maxFileSize
-  if (maxFileSize !== undefined && (typeof maxFileSize !== 'number' || !(maxFileSize >= 0))) throw new TypeError('option formidable.maxFileSize must be a number of bytes')
+  const size = (name: string): number | undefined => {
+    const option = given[name]
+    if (option !== undefined && (typeof option !== 'number' || !(option >= 0))) throw new TypeError('option formidable.' + name + ' must be a number of bytes')
+    return option as number | undefined
+  }
+  const maxFileSize = size('maxFileSize')
+  // compat(formidable): a falsy maxTotalFileSize is maxFileSize.
+  const maxTotalFileSize = size('maxTotalFileSize') || (maxFileSize ?? DEFAULT_FILE_SIZE)
   return {
     // The stage validates these again, naming its own options; the checks above name formidable's.
     stage: { files: { storage: 'disk', directory: uploadDir, fileSizeLimit: maxFileSize, fileLimit: count('maxFiles') }, parameterLimit: count('maxFields') },
-    files: { keepExtensions: readSwitch(given, 'keepExtensions', false, 'formidable.'), onFileBegin: readFunction<OnFileBegin>(given, 'onFileBegin', 'formidable.') }
+    rules: {
+      uploadDir: path.resolve(uploadDir),
+      keepExtensions: readSwitch(given, 'keepExtensions', false, 'formidable.'),
+      onPart: readFunction<OnPart>(given, 'onPart', 'formidable.'),
+      filter: readFunction<FileFilter>(given, 'filter', 'formidable.'),
+      filename: readFunction<FileNamer>(given, 'filename', 'formidable.'),
+      onFileBegin: readFunction<OnFileBegin>(given, 'onFileBegin', 'formidable.'),
+      hashAlgorithm: readHashAlgorithm(given.hashAlgorithm),
+      maxTotalFileSize,
+      maxFieldsSize: size('maxFieldsSize') ?? DEFAULT_FIELDS_SIZE
+    }
+  }
+}
+
+/** `hashAlgorithm`: false, or an algorithm node:crypto hashes with (formidable would fail on the first file). */
+function readHashAlgorithm (value: unknown): string | false {
+  if (value === undefined || value === false) return false
+  if (typeof value === 'string' && canHash(value)) return value
+  throw new TypeError('option formidable.hashAlgorithm must be false or a hash algorithm node:crypto knows (such as sha1)')
+}
+
+function canHash (algorithm: string): boolean {
+  try {
+    loadCrypto().createHash(algorithm)
+    return true
+  } catch {
+    return false
   }
 }
 
@@ -151,7 +184,8 @@ function createKoaBodySettings (options: KoaBodyOptions | null | undefined): Koa
   const formidable = readFormidable(given.formidable)
   if (readSwitch(given, 'multipart', false)) {
     const formVariant: Variant = { ...variant, deliverForm: (_req, next, fields, files) => { (next as (err: null, form: Form) => void)(null, { fields: fields as Form['fields'], files: (files ?? []) as UploadedFile[] }) } }
-    kinds.push({ types: readTypes(given, 'multipartTypes'), read: createReadSettings(koaMultipartDefinition, { ...formidable.stage, type: readEveryRequest, discardLimit: given.discardLimit, discardTime: given.discardTime }, formVariant), multipart: true })
+    const definition = createFormidableDefinition(formidable.rules)
+    kinds.push({ types: readTypes(given, 'multipartTypes'), read: createReadSettings(definition, { ...formidable.stage, type: readEveryRequest, discardLimit: given.discardLimit, discardTime: given.discardTime }, formVariant), multipart: true })
   }
   return {
     kinds,
@@ -160,7 +194,7 @@ function createKoaBodySettings (options: KoaBodyOptions | null | undefined): Koa
     patchNode: readSwitch(given, 'patchNode', false),
     includeUnparsed: readSwitch(given, 'includeUnparsed', false),
     onError: readFunction<ErrorHandler>(given, 'onError'),
-    files: formidable.files
+    removeFilesAfterResponse: readSwitch(given, 'removeFilesAfterResponse', false)
   }
 }
 
@@ -185,7 +219,7 @@ export function createKoaBody (options: KoaBodyOptions | null | undefined): KoaB
     const body = await readWithSettings(kind.read, ctx.req, ctx.res)
     if (kind.multipart) {
       const form = body as Form | undefined
-      return { body: form?.fields ?? {}, raw: undefined, files: form === undefined ? {} : await presentFiles(form.files, settings.files, ctx.res as ServerResponse) }
+      return { body: form?.fields ?? {}, raw: undefined, files: form === undefined ? {} : presentFiles(form.files, formidableFileOf, settings.removeFilesAfterResponse, ctx.res as ServerResponse) }
     }
     // An empty body: co-body parses an empty text.
     const { parsed, raw } = (body ?? kind.read.parse('' as string & Buffer, null)) as KoaBody

@@ -1,6 +1,7 @@
 // bodykit/koa's public types: the options of both dialects and bodykit's own, the Koa context as the middleware uses it, the middleware.
 // Its declarations are published: it may import only `node:*` types and ../options, and declares types only.
 import type { IncomingMessage, ServerResponse } from 'http'
+import type { Readable } from 'stream'
 import type { PoisoningAction, StandardSchemaV1 } from '../options'
 
 /** The kinds of body the Koa parsers know, as `enableTypes` and `extendTypes` name them. */
@@ -205,7 +206,10 @@ export interface KoaBodyFile {
   size: number
   /** Where it is: `uploadDir` joined with `newFilename`, or where `onFileBegin` put it. */
   filepath: string
-  /** The name it was stored under: 32 random hex characters (and the client's extension, with `keepExtensions`). */
+  /**
+   * The name it was stored under: what `filename` returned, else 32 random hex characters (and the client's
+   * extension, with `keepExtensions`).
+   */
   newFilename: string
   /** The client's file name (base name only): data to show, never a path to use. */
   originalFilename: string | null
@@ -213,24 +217,46 @@ export interface KoaBodyFile {
   mimetype: string | null
   /** When it was stored; null for an empty file (formidable sets it on its first write). */
   lastModifiedDate: Date | null
-  /** Always false: bodykit computes no hash (formidable's `hashAlgorithm` is refused). */
-  hashAlgorithm: false
-  /** Always null (no hash). */
-  hash: null
-  /** The fields formidable's `toJSON()` gives (`mtime` is `lastModifiedDate`). */
-  toJSON (): { size: number, filepath: string, newFilename: string, mimetype: string | null, mtime: Date | null, originalFilename: string | null }
+  /** formidable's `hashAlgorithm` option: the algorithm of `hash`, or false. */
+  hashAlgorithm: string | false
+  /** The file's hash in hex, with `hashAlgorithm` (null until the file is written, and without it). */
+  hash: string | null
+  /** The fields formidable's `toJSON()` gives (`mtime` is `lastModifiedDate`; `hash` only with `hashAlgorithm`). */
+  toJSON (): { size: number, filepath: string, newFilename: string, mimetype: string | null, mtime: Date | null, originalFilename: string | null, hash?: string }
 }
 
 /** `ctx.request.files`: the files by field name, one file or, when the field repeats, an array of them. */
 export type KoaBodyFiles = Record<string, KoaBodyFile | KoaBodyFile[]>
 
-// Declared as a method, then taken by indexed access, as the callbacks above.
-interface KoaBodyCallbacks {
-  onFileBegin (name: string, file: KoaBodyFile): void
+/**
+ * A part of a form as formidable's hooks get it: a stream of its bytes, with its field name, the client's file name
+ * (null for a field) and its Content-Type (null for a field).
+ */
+export interface KoaBodyPart extends Readable {
+  name: string
+  originalFilename: string | null
+  mimetype: string | null
 }
 
-/** formidable's `onFileBegin`: called with each file's field name and file before the middleware hands the files on. */
+// Declared as methods, then taken by indexed access, as the callbacks above.
+interface KoaBodyCallbacks {
+  onFileBegin (name: string, file: KoaBodyFile): unknown
+  onPart (part: KoaBodyPart, handlePart: (part: KoaBodyPart) => void): unknown
+  filter (part: KoaBodyPart): unknown
+  filename (name: string, ext: string, part: KoaBodyPart, form: undefined): string
+}
+
+/**
+ * formidable's `onFileBegin`: called with each file's field name and file before its first byte is written; a
+ * `filepath` it sets is where the file is written.
+ */
 export type OnFileBegin = KoaBodyCallbacks['onFileBegin']
+/** koa-body's `onPart`: called with each part (fields too); `handlePart(part)` reads it as koaBody() would, else it is yours. */
+export type OnPart = KoaBodyCallbacks['onPart']
+/** formidable's `filter`: called with each file part; a falsy answer skips the file. */
+export type FileFilter = KoaBodyCallbacks['filter']
+/** formidable's `filename`: the file's `newFilename` in `uploadDir`, from the client's name and extension. */
+export type FileNamer = KoaBodyCallbacks['filename']
 
 /**
  * The `formidable` options of `koaBody()` bodykit reads; any other formidable option throws a TypeError when the
@@ -264,8 +290,37 @@ export interface KoaBodyFormidableOptions {
    */
   keepExtensions?: boolean | undefined
   /**
-   * Called for each file once it is stored, before the next middleware: a `filepath` it changes is where the file is
-   * moved to. A promise it returns is waited for; a throw or a rejection is the request's error, every file removed.
+   * Maximum size of all files together, in bytes; more is 413 `multipart.files.too.large`.
+   * @default maxFileSize (as formidable's)
+   */
+  maxTotalFileSize?: number | undefined
+  /**
+   * Maximum size of all fields together, in bytes; more is 413 `multipart.fields.too.large`.
+   * @default 20971520 (20 MiB, as formidable's)
+   */
+  maxFieldsSize?: number | undefined
+  /**
+   * Hash each file with this node:crypto algorithm (`'sha1'`, `'md5'`, `'sha256'`...) into its `hash`, in hex.
+   * @default false
+   */
+  hashAlgorithm?: string | false | undefined
+  /**
+   * Called with each part (fields too) as it begins; call `handlePart(part)` before it returns for koaBody() to read
+   * the part, or read the part yourself. A part neither handed back nor read is dropped. A throw or a rejection is the
+   * request's error, every file removed.
+   */
+  onPart?: OnPart | undefined
+  /** Called with each file part before it is counted or stored; a falsy answer skips the file (it is read off). */
+  filter?: FileFilter | undefined
+  /**
+   * The name to store a file under, in `uploadDir`: called with the client's name and extension (the extension only
+   * with `keepExtensions`; `'invalid-name'` when the client sent none), the part, and undefined for formidable's form.
+   * A name that leaves `uploadDir` is stored as `invalid-name` there, as formidable does.
+   */
+  filename?: FileNamer | undefined
+  /**
+   * Called for each file before its first byte is written: a `filepath` it sets is where the file is written. A
+   * promise it returns is waited for first; a throw or a rejection is the request's error, every file removed.
    */
   onFileBegin?: OnFileBegin | undefined
   /** Ignored: koa-body always passes `multiples: true`, and fields and files are always one value or an array. */
@@ -393,6 +448,13 @@ export interface KoaBodyOptions {
    * @default 30000
    */
   discardTime?: number | undefined
+  /**
+   * **bodykit only.** Remove a form's files once the response has finished, also after a successful one (a file the
+   * handler moved away is left where it is). Without it, files are kept after a successful response, as koa-body
+   * keeps them, and removed when the request fails.
+   * @default false
+   */
+  removeFilesAfterResponse?: boolean | undefined
 }
 
 /** The middleware `koaBody()` returns. */

@@ -8,19 +8,27 @@ import * as errors from '../errors'
 import type { UploadedFile } from '../types'
 import type { StageResult } from '../read'
 import { headerOf } from '../sources/source'
+import type { BodyRequest } from '../variants'
 import { isResponse } from '../wire'
 import type { FieldAssembler, FormField } from './fields'
 import type { ParserConfig, PartCollector } from './part-collector'
 import { readBoundary, UNDECLARED_AS_BYTES, type FormPolicy } from './part-reader'
 import type { MultipartSettings } from './settings'
-import { removeAll, storeInMemory, storeOnDisk, type FileInfo, type StoredFile } from './sinks'
+import { removeAll, storeInMemory, storeOnDisk, type FileInfo, type FileStore, type StoredFile } from './sinks'
 
-/**
- * multipart()'s policy for one middleware or reader; with `filesLiveWithResponse` false, its disk files are not tied
- * to the response (see createMultipartDefinition).
- */
-export function createFormPolicy (settings: MultipartSettings, assembleFields: FieldAssembler, filesLiveWithResponse = true): FormPolicy {
-  const config: ParserConfig = {
+/** multipart()'s policy for one middleware or reader: its disk files live as long as the response. */
+export function createFormPolicy (settings: MultipartSettings, assembleFields: FieldAssembler): FormPolicy {
+  const config = createParserConfig(settings)
+  return {
+    check: checkBoundary,
+    fastPath: true,
+    begin: (_req, res, done) => ({ config, collector: createFormCollector(settings, assembleFields, res, done, null) })
+  }
+}
+
+/** busboy's configuration for multipart()'s settings. */
+export function createParserConfig (settings: MultipartSettings): ParserConfig {
+  return {
     // Values whose part declares no charset are decoded once the form's `_charset_` is known (fields.ts).
     defCharset: UNDECLARED_AS_BYTES,
     // Browsers send names and file names as raw UTF-8.
@@ -32,18 +40,19 @@ export function createFormPolicy (settings: MultipartSettings, assembleFields: F
       parts: settings.partLimit + 1
     }
   }
-  return {
-    check (req) {
-      return readBoundary(headerOf(req, 'content-type') ?? '') === null ? errors.invalidBoundary() : null
-    },
-    fastPath: true,
-    begin: (_req, res, done) => ({ config, collector: createCollector(settings, assembleFields, filesLiveWithResponse ? res : undefined, done) })
-  }
 }
 
-/** The per-request state of one form, whichever reader reads it. */
-function createCollector (settings: MultipartSettings, assembleFields: FieldAssembler, res: ServerResponse | undefined,
-  done: (err: HttpError | Error | null, result?: StageResult) => void): PartCollector {
+/** A multipart body without a usable boundary is refused unread. */
+export function checkBoundary (req: BodyRequest): HttpError | null {
+  return readBoundary(headerOf(req, 'content-type') ?? '') === null ? errors.invalidBoundary() : null
+}
+
+/**
+ * The per-request state of one form, whichever reader reads it. Disk files live as long as `res` when it is given (else
+ * they are the caller's once handed on); `store`, when given, stores accepted files in place of memory or disk storage.
+ */
+export function createFormCollector (settings: MultipartSettings, assembleFields: FieldAssembler, res: ServerResponse | undefined,
+  done: (err: HttpError | Error | null, result?: StageResult) => void, store: FileStore | null): PartCollector {
   const fileSettings = settings.files
   const fields: FormField[] = []
   const stored: StoredFile[] = []
@@ -127,9 +136,11 @@ function createCollector (settings: MultipartSettings, assembleFields: FieldAsse
         pendingFiles--
         maybeFinish()
       }
-      stored.push(sink.storage === 'disk'
-        ? storeOnDisk(sink.directory, stream, fileInfo, onStored)
-        : storeInMemory(stream, fileInfo, onStored))
+      stored.push(store !== null
+        ? store(stream, fileInfo, onStored, (answer) => { finish(answer as Error) })
+        : sink.storage === 'disk'
+          ? storeOnDisk(sink.directory, stream, fileInfo, onStored)
+          : storeInMemory(stream, fileInfo, onStored))
     },
     fileBytes (name, bytes, filename, mimeType) {
       if (collector.settled) return

@@ -60,9 +60,25 @@ export const DISK_WRITE_BUFFER = 1024 * 1024
  */
 export function storeOnDisk (directory: string, stream: Readable, info: FileInfo, done: StoreCallback): StoredFile {
   const fileName = loadCrypto().randomBytes(16).toString('hex')
-  const filePath = path.join(directory, fileName)
   // 'wx': never opens a file that already exists; 0o600: only the server's user reads uploads.
-  const writer = fs.createWriteStream(filePath, { flags: 'wx', mode: 0o600, highWaterMark: DISK_WRITE_BUFFER })
+  return storeOnDiskAt(path.join(directory, fileName), NEW_PRIVATE_FILE, stream, info, done)
+}
+
+/** How a file is opened: its flags and mode, as `fs.createWriteStream` takes them. */
+export interface FileOpening {
+  readonly flags: string
+  readonly mode?: number | undefined
+}
+
+/** A new file only the server's user reads: never one that already exists. */
+export const NEW_PRIVATE_FILE: FileOpening = { flags: 'wx', mode: 0o600 }
+
+/**
+ * Writes the file at `filePath` as it arrives (koaBody() chooses the path with formidable's hooks); `fileName` in what
+ * `done` gets is the path's base name.
+ */
+export function storeOnDiskAt (filePath: string, opening: FileOpening, stream: Readable, info: FileInfo, done: StoreCallback): StoredFile {
+  const writer = fs.createWriteStream(filePath, { flags: opening.flags, mode: opening.mode, highWaterMark: DISK_WRITE_BUFFER })
   let removing = false
   let closed = false
   const whenClosed: Array<() => void> = []
@@ -76,7 +92,7 @@ export function storeOnDisk (directory: string, stream: Readable, info: FileInfo
   writer.on('finish', () => {
     // 'close' follows: the descriptor is released before the file is handed on.
     writer.once('close', () => {
-      if (!removing) done(null, { ...info, size: writer.bytesWritten, fileName, path: filePath })
+      if (!removing) done(null, { ...info, size: writer.bytesWritten, fileName: path.basename(filePath), path: filePath })
     })
   })
   stream.pipe(writer)
@@ -94,6 +110,12 @@ export function storeOnDisk (directory: string, stream: Readable, info: FileInfo
     }
   }
 }
+
+/**
+ * Stores an accepted file where its caller chooses, in place of memory or disk storage (koaBody()'s formidable hooks);
+ * `refuse` ends the form with an answer of the store's own (a limit's error, what a hook threw).
+ */
+export type FileStore = (stream: Readable, info: FileInfo, done: StoreCallback, refuse: (answer: unknown) => void) => StoredFile
 
 /** Removes stored files one after another (iteratively: 20,000 files cannot overflow the stack), then calls back. */
 export function removeAll (files: StoredFile[], callback: () => void): void {

@@ -113,6 +113,7 @@ function describeFiles (files: unknown, uploadDir: string): unknown {
       originalFilename: file.originalFilename,
       mimetype: file.mimetype,
       hashAlgorithm: file.hashAlgorithm,
+      hash: file.hash,
       hasDate: file.lastModifiedDate instanceof Date,
       inUploadDir: path.dirname(filepath) === uploadDir,
       namedNewFilename: path.basename(filepath) === newFilename,
@@ -212,7 +213,26 @@ const GROUPS: Group[] = [
     options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, onFileBegin: (_name: string, file: { filepath: string, originalFilename: string }) => { file.filepath = path.join(uploadDir, 'moved-' + file.originalFilename) } } }),
     cases: FORMS.slice(3, 6)
   },
-  { name: 'multipart under limits it stays within', options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, maxFileSize: 13, maxFiles: 1, maxFields: 3 } }), cases: FORMS.slice(0, 4) }
+  { name: 'multipart under limits it stays within', options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, maxFileSize: 13, maxFiles: 1, maxFields: 3 } }), cases: FORMS.slice(0, 4) },
+  { name: 'multipart under the form-wide limits', options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, maxTotalFileSize: 300 * 1024, maxFieldsSize: 100 } }), cases: FORMS },
+  { name: 'multipart, hashAlgorithm sha1', options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, hashAlgorithm: 'sha1' } }), cases: FORMS },
+  { name: 'multipart, hashAlgorithm md5, keepExtensions', options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, hashAlgorithm: 'md5', keepExtensions: true } }), cases: FORMS.slice(3, 6) },
+  { name: 'multipart, filter keeping images', options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, filter: (part: { mimetype: string | null }) => part.mimetype?.startsWith('image/') === true } }), cases: FORMS },
+  { name: 'multipart, filename', options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, filename: (name: string, ext: string) => 'stored-' + name + ext } }), cases: FORMS },
+  { name: 'multipart, filename and keepExtensions', options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, keepExtensions: true, filename: (name: string, ext: string, part: { name: string }) => part.name + '-' + name + ext } }), cases: FORMS },
+  // One file a form: every file of this group is written to the same path.
+  { name: 'multipart, filename leaving uploadDir (formidable\'s invalid-name)', options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, filename: () => '../escaped' } }), cases: [FORMS[3], FORMS[6], FORMS[9]] },
+  { name: 'multipart, onPart handing every part back', options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, onPart: (part: unknown, handle: (part: unknown) => void) => { handle(part) } } }), cases: FORMS },
+  {
+    name: 'multipart, onPart dropping the field b and the files of pics',
+    options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, onPart: (part: { name: string }, handle: (part: unknown) => void) => { if (part.name !== 'b' && part.name !== 'pics') handle(part) } } }),
+    cases: FORMS
+  },
+  {
+    name: 'multipart, onFileBegin choosing the path before the file is written',
+    options: (uploadDir) => ({ multipart: true, formidable: { uploadDir, onFileBegin: (name: string, file: { filepath: string, newFilename: string }) => { file.filepath = path.join(uploadDir, name + '-' + file.newFilename) } } }),
+    cases: FORMS
+  }
 ]
 
 describe('koaBody() against koa-body', () => {
@@ -316,10 +336,12 @@ describe('koaBody(): the documented differences from koa-body', () => {
     assert.equal(tooLarge.library.status, 200)
     assert.equal(tooLarge.bodykit.status, 413)
     assert.equal(tooLarge.bodykit.outcome.error?.type, 'multipart.file.too.large')
+    // The refused forms left nothing; the one within the limits left its files, as koa-body does.
+    assert.deepEqual(filesIn(pair.dir), [])
     const atLimits = await sendBoth(pair, filesForm(10, 1024))
     assert.equal(atLimits.bodykit.status, 200)
     await settle()
-    assert.deepEqual(filesIn(pair.dir), [])
+    assert.equal(filesIn(pair.dir).length, 10)
   })
 
   it('originalFilename is the base name of the client\'s name (formidable keeps the path as sent)', async (t) => {
@@ -345,13 +367,30 @@ describe('koaBody(): the documented differences from koa-body', () => {
     assert.deepEqual(JSON.parse(answer.text), { fields: ['z', 'pics', 'a'], names: ['big.png', 'small.png'] })
   })
 
-  it('files in uploadDir are removed once the response has finished (formidable leaves them); keepExtensions ones too', async (t) => {
-    const pair = await startPair(t, Koa, (uploadDir) => ({ multipart: true, formidable: { uploadDir, keepExtensions: true } }))
-    const { library, bodykit } = await sendBoth(pair, multipart([{ name: 'f', filename: 'a.txt', content: 'one' }, { name: 'g', filename: 'b', content: 'two' }]))
-    assert.equal(library.status, 200)
-    assert.equal(bodykit.status, 200)
+  it('files are kept after a successful response, as koa-body leaves them; removed when the response is an error or the client leaves before it; removeFilesAfterResponse removes them after any response', async (t) => {
+    const failing = (uploadDir: string) => (ctx: Koa.Context): void => {
+      describe_(uploadDir)(ctx)
+      if (ctx.get('x-fail') !== '') ctx.status = Number(ctx.get('x-fail'))
+    }
+    const request = multipart([{ name: 'f', filename: 'a.txt', content: 'one' }, { name: 'g', filename: 'b', content: 'two' }])
+    const [libraryDir, dir, removingDir] = [uploadFolder(t), uploadFolder(t), uploadFolder(t)]
+    const [library, bodykit, removing] = await Promise.all([
+      startKoaApp(t, Koa, libraryKoaBody({ multipart: true, formidable: { uploadDir: libraryDir, keepExtensions: true } }), failing(libraryDir)),
+      startKoaApp(t, Koa, koaBody({ multipart: true, formidable: { uploadDir: dir, keepExtensions: true } }), failing(dir)),
+      startKoaApp(t, Koa, koaBody({ multipart: true, removeFilesAfterResponse: true, formidable: { uploadDir: removingDir } }), failing(removingDir))
+    ])
+    const ok = await Promise.all([library, bodykit, removing].map((app) => send(app.port, String(++nextId), request)))
+    assert.deepEqual(ok.map((answer) => answer.status), [200, 200, 200])
     await settle()
-    assert.deepEqual(filesIn(pair.dir), [])
+    assert.deepEqual([filesIn(libraryDir).length, filesIn(dir).length, filesIn(removingDir).length], [2, 2, 0])
+    assert.deepEqual(filesIn(dir).map((name) => path.extname(name)).sort(), ['', '.txt'])
+    // An answer of 400 or 500 after the form was read: the request failed, its files go (koa-body leaves them).
+    for (const status of ['400', '500']) {
+      const failed = await Promise.all([library, bodykit].map((app) => send(app.port, String(++nextId), { ...request, headers: { ...request.headers, 'x-fail': status } })))
+      assert.deepEqual(failed.map((answer) => answer.status), [Number(status), Number(status)])
+    }
+    await settle()
+    assert.deepEqual([filesIn(libraryDir).length, filesIn(dir).length], [6, 2])
   })
 
   it('onFileBegin: called with the field name and the file; a changed filepath is where the file is, and it is kept', async (t) => {
@@ -369,7 +408,9 @@ describe('koaBody(): the documented differences from koa-body', () => {
     assert.equal(Buffer.from(files.keep.content, 'base64').toString(), 'mine')
     assert.equal(files.keep.namedNewFilename, false)
     await settle()
-    assert.deepEqual(filesIn(pair.dir), ['kept-mine.txt'])
+    // Written where onFileBegin said, not moved there: the other file is the only one under a random name.
+    assert.equal(filesIn(pair.dir).length, 2)
+    assert.ok(filesIn(pair.dir).includes('kept-mine.txt'))
   })
 
   it('a throw from onFileBegin is the request\'s error, and no file is left', async (t) => {
@@ -417,8 +458,16 @@ describe('koaBody(): the documented differences from koa-body', () => {
 
   it('options: formidable options bodykit does not read, and bad values, throw a TypeError now; koa-body\'s own checks throw too', () => {
     for (const options of [
-      { formidable: { maxTotalFileSize: 1 } },
-      { formidable: { hashAlgorithm: 'sha1' } },
+      { formidable: { maxTotalFileSize: '1mb' } },
+      { formidable: { maxFieldsSize: -1 } },
+      { formidable: { hashAlgorithm: 'no-such-hash' } },
+      { formidable: { hashAlgorithm: true } },
+      { formidable: { onPart: 'yes' } },
+      { formidable: { filter: {} } },
+      { formidable: { filename: 'name' } },
+      { formidable: { fileWriteStreamHandler: () => null } },
+      { formidable: { encoding: 'latin1' } },
+      { removeFilesAfterResponse: 'yes' },
       { formidable: { maxFiles: 0 } },
       { formidable: { maxFileSize: '1mb' } },
       { parsedMethods: ['OPTIONS'] },
@@ -430,6 +479,105 @@ describe('koaBody(): the documented differences from koa-body', () => {
     }
     for (const options of [{ parsedMethods: ['OPTIONS'] }, { multipart: 'yes' }]) assert.throws(() => libraryKoaBody(options))
     assert.doesNotThrow(() => koaBody({ formidable: { multiples: true } }))
+    assert.doesNotThrow(() => koaBody({ formidable: { hashAlgorithm: 'sha256', maxTotalFileSize: 0, maxFieldsSize: 10, onPart: () => {}, filter: () => true, filename: () => 'x' } }))
+  })
+
+  it('maxTotalFileSize (by default maxFileSize, as formidable\'s) and maxFieldsSize: koa-body answers 500; bodykit 413 multipart.files.too.large and multipart.fields.too.large, no file left', async (t) => {
+    const total = await startPair(t, Koa, (uploadDir) => ({ multipart: true, formidable: { uploadDir, maxTotalFileSize: 25 } }))
+    const overTotal = await sendBoth(total, filesForm(3, 10))
+    assert.deepEqual([overTotal.library.status, overTotal.library.outcome.error?.message], [500, 'options.maxTotalFileSize (25 bytes) exceeded, received 30 bytes of file data'])
+    assert.deepEqual([overTotal.bodykit.status, overTotal.bodykit.text, overTotal.bodykit.outcome.error?.type], [413, 'files too large', 'multipart.files.too.large'])
+    assert.deepEqual(filesIn(total.dir), [])
+    const byFileSize = await startPair(t, Koa, (uploadDir) => ({ multipart: true, formidable: { uploadDir, maxFileSize: 10 } }))
+    const overByFileSize = await sendBoth(byFileSize, filesForm(2, 8))
+    assert.deepEqual([overByFileSize.library.status, overByFileSize.bodykit.status, overByFileSize.bodykit.outcome.error?.type], [500, 413, 'multipart.files.too.large'])
+    assert.deepEqual(filesIn(byFileSize.dir), [])
+    const fields = await startPair(t, Koa, (uploadDir) => ({ multipart: true, formidable: { uploadDir, maxFieldsSize: 100 } }))
+    const overFields = await sendBoth(fields, multipart([{ name: 'a', value: 'x'.repeat(60) }, { name: 'b', value: 'y'.repeat(60) }, { name: 'f', filename: 'f.txt', content: 'f' }]))
+    assert.deepEqual([overFields.library.status, overFields.library.outcome.error?.message], [500, 'options.maxFieldsSize (100 bytes) exceeded, received 120 bytes of field data'])
+    assert.deepEqual([overFields.bodykit.status, overFields.bodykit.text, overFields.bodykit.outcome.error?.type], [413, 'fields too large', 'multipart.fields.too.large'])
+    await settle()
+    assert.deepEqual(filesIn(fields.dir), [])
+  })
+
+  it('onFileBegin runs before the file\'s first byte is written, in both; a path it sets is where the file is written', async (t) => {
+    const seen: Record<string, unknown[]> = { library: [], bodykit: [] }
+    const recording = (who: string) => (uploadDir: string) => ({
+      multipart: true,
+      formidable: {
+        uploadDir,
+        onFileBegin: (name: string, file: { filepath: string, size: number, newFilename: string }) => {
+          seen[who].push([name, fs.existsSync(file.filepath), file.size])
+          file.filepath = path.join(uploadDir, 'chosen-' + name)
+        }
+      }
+    })
+    const [libraryDir, dir] = [uploadFolder(t), uploadFolder(t)]
+    const [library, bodykit] = await Promise.all([
+      startKoaApp(t, Koa, libraryKoaBody(recording('library')(libraryDir)), describe_(libraryDir)),
+      startKoaApp(t, Koa, koaBody(recording('bodykit')(dir)), describe_(dir))
+    ])
+    const request = multipart([{ name: 'one', filename: 'a.bin', content: Buffer.alloc(300 * 1024, 1) }, { name: 'two', filename: 'b.bin', content: 'b' }])
+    const [fromLibrary, fromBodykit] = await Promise.all([send(library.port, 'b1', request), send(bodykit.port, 'b1', request)])
+    assert.equal(fromBodykit.text, fromLibrary.text)
+    assert.deepEqual(seen.bodykit, [['one', false, 0], ['two', false, 0]])
+    assert.deepEqual(seen.bodykit, seen.library)
+    assert.deepEqual(filesIn(dir).sort(), ['chosen-one', 'chosen-two'])
+  })
+
+  it('a throw or rejection from onPart (the form ends once its promises settle), filter, filename or an async onFileBegin is the request\'s error (koa-body leaves a rejection unhandled); no file is left', async (t) => {
+    const failures: Array<[string, Record<string, unknown>]> = [
+      ['onPart throws', { onPart: () => { throw new Error('onPart says no') } }],
+      ['onPart rejects', { onPart: async () => { throw new Error('onPart says no') } }],
+      ['filter throws', { filter: () => { throw new Error('filter says no') } }],
+      ['filename throws', { filename: () => { throw new Error('filename says no') } }],
+      ['onFileBegin rejects', { onFileBegin: async () => { throw new Error('onFileBegin says no') } }]
+    ]
+    for (const [name, hooks] of failures) {
+      const dir = uploadFolder(t)
+      const app = await startKoaApp(t, Koa, koaBody({ multipart: true, formidable: { uploadDir: dir, ...hooks } }), describe_(dir))
+      const id = String(++nextId)
+      const answer = await send(app.port, id, multipart([{ name: 'f', filename: 'a.txt', content: 'first' }, { name: 'a', value: '1' }, { name: 'g', filename: 'b.txt', content: 'second' }]))
+      assert.equal(answer.status, 500, name)
+      assert.match(String((await app.outcome(id)).error?.message), /says no$/, name)
+      await settle()
+      assert.deepEqual(filesIn(dir), [], name)
+    }
+    const dir = uploadFolder(t)
+    const app = await startKoaApp(t, Koa, koaBody({ multipart: true, formidable: { uploadDir: dir, filename: () => 42 } }), describe_(dir))
+    const id = String(++nextId)
+    assert.equal((await send(app.port, id, filesForm(1, 3))).status, 500)
+    assert.equal((await app.outcome(id)).error?.message, 'formidable.filename must return a string, not number')
+  })
+
+  it('onPart: a part not handed back and read by the app is the app\'s; one neither handed back nor read is dropped, and the form still ends', async (t) => {
+    const dir = uploadFolder(t)
+    const read: Record<string, string> = {}
+    const app = await startKoaApp(t, Koa, koaBody({
+      multipart: true,
+      formidable: {
+        uploadDir: dir,
+        onPart: (part: NodeJS.ReadableStream & { name: string }, handle: (part: unknown) => void) => {
+          if (part.name === 'mine') {
+            let text = ''
+            part.on('data', (chunk: Buffer) => { text += chunk.toString() })
+            part.on('end', () => { read[part.name] = text })
+          } else if (part.name !== 'dropped') handle(part)
+        }
+      }
+    }), describe_(dir))
+    const answer = await send(app.port, String(++nextId), multipart([
+      { name: 'mine', filename: 'm.txt', content: 'read by the app' },
+      { name: 'dropped', filename: 'd.bin', content: Buffer.alloc(200 * 1024, 2) },
+      { name: 'kept', filename: 'k.txt', content: 'kept' },
+      { name: 'field', value: 'v' }
+    ]))
+    assert.equal(answer.status, 200)
+    const parsed = JSON.parse(answer.text) as { body: unknown, files: Record<string, unknown> }
+    assert.deepEqual(Object.keys(parsed.files), ['kept'])
+    assert.deepEqual(parsed.body, { field: 'v' })
+    assert.deepEqual(read, { mine: 'read by the app' })
+    assert.equal(filesIn(dir).length, 1)
   })
 
   it('exports HttpMethodEnum with koa-body\'s values', () => {

@@ -2,9 +2,10 @@
 // app.callback() in the drawn pieces. bodyParser() of either dialect against koa-bodyparser 4 or @koa/bodyparser 6 given
 // the same options and request: the same status, answer text and error (message, status, expose), as
 // test/koa/differential.test.ts compares them, but for docs/koa.md's deliberate differences, each accepted by name below.
-// koaBody({ multipart: true }) on drawn forms, formidable options, onFileBegin hooks and client aborts: one answer (none
-// once the client left), the app done within ANSWER_MS, errors from the table (or the hook's own), no file left in
-// uploadDir or where onFileBegin moved one, and no listener left on the request.
+// koaBody({ multipart: true }) on drawn forms, formidable options and hooks (onPart, filter, filename, onFileBegin),
+// removeFilesAfterResponse and client aborts: one answer (none once the client left), the app done within ANSWER_MS,
+// errors from the table (or the hook's own), no file left in uploadDir or where onFileBegin moved one once the app has
+// removed those it was handed, and no listener left on the request.
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import { IncomingMessage, ServerResponse } from 'node:http'
@@ -33,6 +34,9 @@ const ENABLE_TYPES = [undefined, ['json'], ['form'], ['text'], ['xml'], ['json',
 const LIMITS = [undefined, 1, 8, 24, 100, 1024]
 const METHODS = ['POST', 'PUT', 'PATCH', 'GET', 'DELETE', 'HEAD', 'OPTIONS']
 const ON_FILE_BEGIN = ['none', 'move', 'async-move', 'throw', 'reject'] as const
+const ON_PART = ['none', 'handle', 'drop-files', 'read-fields', 'throw', 'reject'] as const
+const FILTER = ['none', 'text-only', 'throw'] as const
+const FILENAME = ['none', 'named', 'escape', 'throw'] as const
 
 export function draw (source: Source) {
   return {
@@ -55,6 +59,13 @@ export function draw (source: Source) {
     maxFields: source.pick('maxFields', [undefined, 1, 3] as const),
     keepExtensions: source.bool('keepExtensions'),
     onFileBegin: source.pick('onFileBegin', ON_FILE_BEGIN),
+    onPart: source.pick('onPart', ON_PART),
+    filter: source.pick('filter', FILTER),
+    filename: source.pick('filename', FILENAME),
+    hashAlgorithm: source.bool('hashAlgorithm'),
+    maxTotalFileSize: source.pick('maxTotalFileSize', [undefined, 4, 50] as const),
+    maxFieldsSize: source.pick('maxFieldsSize', [undefined, 2, 40] as const),
+    removeFilesAfterResponse: source.bool('removeFilesAfterResponse'),
     /** The piece before which the client leaves (koaBody only); past the last: it stays. */
     leaveAt: source.int('leaveAt', 0, 16),
     contentType: headerValue(source.text('contentType', CONTENT_TYPES, 80)),
@@ -335,8 +346,43 @@ process.on('exit', () => {
   fs.rmSync(movedDir, { recursive: true, force: true })
 })
 
-/** The error onFileBegin throws: the request's own error, not one of bodykit's table. */
-const hookError = new Error('onFileBegin refused the file')
+/** The error a formidable hook throws: the request's own error, not one of bodykit's table. */
+const hookError = new Error('a formidable hook refused the part')
+
+type Part = NodeJS.ReadableStream & { name: string, originalFilename: string | null, mimetype: string | null }
+
+function onPartOf (how: Input['onPart']): ((part: Part, handle: (part: Part) => void) => unknown) | undefined {
+  switch (how) {
+    case 'handle': return (part, handle) => { handle(part) }
+    case 'drop-files': return (part, handle) => { if (part.mimetype === null) handle(part) }
+    // Fields read by the app itself; files handed back.
+    case 'read-fields': return (part, handle) => { if (part.mimetype === null) part.resume(); else handle(part) }
+    case 'throw': return () => { throw hookError }
+    case 'reject': return async (part, handle) => {
+      handle(part)
+      await turn()
+      throw hookError
+    }
+    default: return undefined
+  }
+}
+
+function filterOf (how: Input['filter']): ((part: Part) => unknown) | undefined {
+  switch (how) {
+    case 'text-only': return (part) => part.mimetype?.startsWith('text/')
+    case 'throw': return () => { throw hookError }
+    default: return undefined
+  }
+}
+
+function filenameOf (how: Input['filename']): ((name: string, ext: string, part: Part) => string) | undefined {
+  switch (how) {
+    case 'named': return (name, ext, part) => part.name + '-' + name + ext
+    case 'escape': return () => '../escaped'
+    case 'throw': return () => { throw hookError }
+    default: return undefined
+  }
+}
 
 function onFileBeginOf (how: Input['onFileBegin']): ((name: string, file: { filepath: string, newFilename: string }) => unknown) | undefined {
   switch (how) {
@@ -354,13 +400,19 @@ function onFileBeginOf (how: Input['onFileBegin']): ((name: string, file: { file
   }
 }
 
-/** The handler: answers with the fields and files, and removes the files onFileBegin moved (the app's). */
-function formHandler (ctx: Koa.Context): void {
-  const files = (ctx.request as { files?: Record<string, { filepath: string } | Array<{ filepath: string }>> }).files ?? {}
-  for (const value of Object.values(files)) {
-    for (const file of Array.isArray(value) ? value : [value]) if (file.filepath.startsWith(movedDir)) fs.rmSync(file.filepath, { force: true })
+/**
+ * The handler: answers with the fields and files. The files are the app's after a successful response (as koa-body
+ * leaves them), so it removes them, unless `removeFilesAfterResponse` leaves that to bodykit (then it removes only
+ * those onFileBegin moved out of uploadDir, which bodykit removes too: either may come first).
+ */
+function formHandlerOf (removesFiles: boolean) {
+  return (ctx: Koa.Context): void => {
+    const files = (ctx.request as { files?: Record<string, { filepath: string } | Array<{ filepath: string }>> }).files ?? {}
+    for (const value of Object.values(files)) {
+      for (const file of Array.isArray(value) ? value : [value]) if (removesFiles || file.filepath.startsWith(movedDir)) fs.rmSync(file.filepath, { force: true })
+    }
+    ctx.body = { body: describeContext(ctx).body, files: Object.keys(files) }
   }
-  ctx.body = { body: describeContext(ctx).body, files: Object.keys(files) }
 }
 
 /** Waits (a few turns, then 1 ms sleeps) until both folders are empty; false after ANSWER_MS. */
@@ -375,10 +427,31 @@ async function foldersEmpty (): Promise<boolean> {
 
 async function checkKoaBody (input: Input): Promise<void> {
   const wire = wireOf(input, input.formType)
-  const formidable = { uploadDir, maxFileSize: input.maxFileSize, maxFiles: input.maxFiles, maxFields: input.maxFields, keepExtensions: input.keepExtensions, onFileBegin: onFileBeginOf(input.onFileBegin) }
-  const options = { multipart: true, formidable, onError: input.onError ? answering : undefined, formLimit: input.limit, jsonLimit: input.limit, textLimit: input.limit }
-  const key = JSON.stringify({ ...options, onFileBegin: input.onFileBegin, onError: input.onError })
-  const app = appOf(`koaBody ${input.major} ${key}`, input.major, () => koaBody(options), formHandler)
+  const formidable = {
+    uploadDir,
+    maxFileSize: input.maxFileSize,
+    maxFiles: input.maxFiles,
+    maxFields: input.maxFields,
+    maxTotalFileSize: input.maxTotalFileSize,
+    maxFieldsSize: input.maxFieldsSize,
+    hashAlgorithm: input.hashAlgorithm ? 'sha1' : undefined,
+    keepExtensions: input.keepExtensions,
+    onFileBegin: onFileBeginOf(input.onFileBegin),
+    onPart: onPartOf(input.onPart),
+    filter: filterOf(input.filter),
+    filename: filenameOf(input.filename)
+  }
+  const options = {
+    multipart: true,
+    formidable,
+    removeFilesAfterResponse: input.removeFilesAfterResponse,
+    onError: input.onError ? answering : undefined,
+    formLimit: input.limit,
+    jsonLimit: input.limit,
+    textLimit: input.limit
+  }
+  const key = JSON.stringify({ ...options, onFileBegin: input.onFileBegin, onPart: input.onPart, filter: input.filter, filename: input.filename, onError: input.onError })
+  const app = appOf(`koaBody ${input.major} ${key}`, input.major, () => koaBody(options), formHandlerOf(!input.removeFilesAfterResponse))
   const where = `koaBody({ multipart: true }) (Koa ${input.major})`
   const leaveAt = input.leaveAt < wire.chunks.length ? input.leaveAt : null
   const run = await exchange(app, input.method, wire, leaveAt, where)
@@ -482,5 +555,12 @@ export const seeds: Record<string, Answers> = {
   'multipart-gzip': { ...koaBodyForm, contentEncoding: 'gzip', compress: 'gzip', body: form(field('a', '1'), file('f', 'z.txt', 'zipped')) },
   'multipart-gzip-cut': { ...koaBodyForm, contentEncoding: 'gzip', compress: 'gzip', cut: 30, body: form(file('f', 'z.txt', 'zipped'.repeat(10))) },
   'multipart-json-body': { ...koaBodyForm, formType: 'application/json', body: '{"a":1}' },
+  'multipart-on-part-handle': { ...koaBodyForm, onPart: 'handle', hashAlgorithm: true, body: form(field('a', '1'), file('f', 'a.txt', 'data')) },
+  'multipart-on-part-drop-files': { ...koaBodyForm, onPart: 'drop-files', body: form(field('a', '1'), file('f', 'a.txt', 'x'.repeat(70))), pieces: 3, split: [50, 100] },
+  'multipart-on-part-reject': { ...koaBodyForm, onPart: 'reject', body: form(file('f', 'a.txt', 'data'), field('a', '1')) },
+  'multipart-filter-throw': { ...koaBodyForm, filter: 'throw', body: form(file('f', 'a.txt', 'data')) },
+  'multipart-filename-escape': { ...koaBodyForm, filename: 'escape', removeFilesAfterResponse: true, body: form(file('f', 'a.txt', 'data')) },
+  'multipart-total-file-size': { ...koaBodyForm, maxTotalFileSize: 4, body: form(file('f', 'a.txt', 'abc'), file('g', 'b.txt', 'def')), pieces: 2, split: [90] },
+  'multipart-fields-size': { ...koaBodyForm, maxFieldsSize: 2, body: form(field('a', '12'), field('b', '3')) },
   'multipart-koa2-chunked': { ...koaBodyForm, major: 2, framing: 'chunked', body: form(file('f', 'c.txt', 'chunked')), pieces: 3, split: [10, 50] }
 }

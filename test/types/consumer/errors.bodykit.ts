@@ -33,6 +33,8 @@ function describe (err: bodykit.BodyParserError): Record<string, unknown> {
     case 'multipart.files.too.many':
       return { field: err.field, limit: err.limit }
     case 'multipart.field.name.too.large':
+    case 'multipart.fields.too.large':
+    case 'multipart.files.too.large':
     case 'multipart.fields.too.many':
     case 'multipart.parts.too.many':
       return { limit: err.limit }

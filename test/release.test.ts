@@ -36,9 +36,11 @@ const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/
  * and its documented option types); 127.6 kB with koaBody (koa-body's options, formidable-like files); 134.6 kB with
  * bodykit/nest (about 6.0 kB: Nest's five upload interceptors, their options, error mapping and cleanup, declarations
  * included); 136.0 kB on 2026-11-28 with loading on first use (the loaders of src/dependencies.ts and the parsers'
- * catalog, the class-level guarded file stream, HISTORY's lines). A change that passes it says why in its commit.
+ * catalog, the class-level guarded file stream, HISTORY's lines); 144.2 kB later that day with koaBody()'s formidable
+ * hooks (about 4.5 kB: the hooks' reading of the multipart stage, its option types and docs, HISTORY's lines). A change
+ * that passes it says why in its commit.
  */
-const PACKED_BUDGET = 140 * 1024
+const PACKED_BUDGET = 148 * 1024
 
 describe('release machinery', () => {
   it('has workflows actionlint accepts', async () => {

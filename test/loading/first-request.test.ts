@@ -81,10 +81,15 @@ describe('what the first request loads', () => {
     assertNone(result.modules, ['parsers/', 'factories', 'readers', 'sources/web', 'index', 'legacy', 'koa', 'hono', 'nest', 'multipart/fields'], 'src modules')
   })
 
-  it('bodykit/koa bodyParser(): no multipart stage, no koaBody', async () => {
+  it('bodykit/koa bodyParser(), as the module and as the named export: no multipart stage, no koaBody', async () => {
     const result = await firstRequest('koa bodyParser json')
     assert.deepEqual([result.error, result.parsed], [null, { a: 1 }])
     assert.deepEqual(result.packages, [...READER, ...LOADER].sort())
     assertNone(result.modules, ['multipart/', 'parsers/multipart', 'parsers/urlencoded', 'koa/koa-body', 'koa/formidable-files', 'multer', 'hono', 'nest'], 'src modules')
+    // The named export (@koa/bodyparser 6's) matches types with 6's lenient grammar: content-type as well.
+    const named = await firstRequest('koa named bodyParser json')
+    assert.deepEqual([named.error, named.parsed], [null, { a: 1 }])
+    assert.deepEqual(named.packages, [...READER, ...LOADER, 'content-type'].sort())
+    assertNone(named.modules, ['multipart/', 'parsers/multipart', 'parsers/urlencoded', 'koa/koa-body', 'koa/formidable-form', 'multer', 'hono', 'nest'], 'src modules')
   })
 })

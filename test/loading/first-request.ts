@@ -13,6 +13,22 @@ function middlewareCase (entry: string, factory: string, options: unknown, type:
   return { handler: (req, res, done) => parse(req, res, (err: unknown) => done(err, (req as { body?: unknown }).body)), type, body }
 }
 
+/** bodykit/koa on a JSON request: the module's function (koa-bodyparser 4's) or its named export (@koa/bodyparser 6's). */
+function koaJsonCase (named: boolean): { handler: Handler, type: string, body: string } {
+  const koa = require(path.join(src, 'koa.ts'))
+  const middleware = (named ? koa.bodyParser : koa)()
+  // The context koa-bodyparser reads, as Koa makes it for a JSON request (Koa itself would load type-is and more).
+  return {
+    handler: (req, _res, done) => {
+      const request = { req, headers: req.headers, is: (...types: unknown[]) => types.flat().some((t) => /json/.test(String(t))) ? 'json' : false }
+      const ctx = { req, request, method: req.method, headers: req.headers, is: request.is }
+      Promise.resolve(middleware(ctx, async () => {})).then(() => done(null, (request as { body?: unknown }).body), (err: unknown) => done(err, null))
+    },
+    type: 'application/json',
+    body: '{"a":1}'
+  }
+}
+
 /** Each case: the middleware a fresh process creates, and the request it then gets. */
 const cases: Record<string, () => { handler: Handler, type: string, body: string }> = {
   'default json': () => middlewareCase('index.ts', 'json', undefined, 'application/json', '{"a":[1,2]}'),
@@ -35,20 +51,8 @@ const cases: Record<string, () => { handler: Handler, type: string, body: string
       body: '--X\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--X\r\nContent-Disposition: form-data; name="f"; filename="f.txt"\r\n\r\nhello\r\n--X--\r\n'
     }
   },
-  'koa bodyParser json': () => {
-    const { bodyParser } = require(path.join(src, 'koa.ts'))
-    const middleware = bodyParser()
-    // The context koa-bodyparser reads, as Koa makes it for a JSON request (Koa itself would load type-is and more).
-    return {
-      handler: (req, _res, done) => {
-        const request = { req, headers: req.headers, is: (...types: unknown[]) => types.flat().some((t) => /json/.test(String(t))) ? 'json' : false }
-        const ctx = { req, request, method: req.method, headers: req.headers, is: request.is }
-        Promise.resolve(middleware(ctx, async () => {})).then(() => done(null, (request as { body?: unknown }).body), (err: unknown) => done(err, null))
-      },
-      type: 'application/json',
-      body: '{"a":1}'
-    }
-  }
+  'koa bodyParser json': () => koaJsonCase(false),
+  'koa named bodyParser json': () => koaJsonCase(true)
 }
 
 const make = cases[process.argv[2]]

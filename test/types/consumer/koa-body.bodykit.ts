@@ -1,5 +1,5 @@
 // Consumer fixture (bodykit only): koaBody from bodykit/koa in a Koa app typed with @types/koa, as koa-body's users write it:
-// HttpMethodEnum in parsedMethods, formidable options with onFileBegin, files read with formidable's fields.
+// HttpMethodEnum in parsedMethods, formidable options with onFileBegin and the other hooks, files read with formidable's fields.
 import Koa = require('koa')
 import { koaBody, HttpMethodEnum, type KoaBodyFile, type KoaBodyOptions } from 'bodykit/koa'
 
@@ -24,6 +24,25 @@ app.use((ctx) => {
   const avatar = files.avatar
   const first: KoaBodyFile | undefined = Array.isArray(avatar) ? avatar[0] : avatar
   ctx.body = { path: first?.filepath, name: first?.originalFilename, type: first?.mimetype, size: first?.size }
+})
+
+// formidable's hooks and form-wide limits, as koa-body's users write them, and bodykit's removeFilesAfterResponse.
+app.use(koaBody({
+  multipart: true,
+  removeFilesAfterResponse: true,
+  formidable: {
+    maxTotalFileSize: 20 * 1024 * 1024,
+    maxFieldsSize: 1024 * 1024,
+    hashAlgorithm: 'sha256',
+    onPart: (part, handlePart) => { if (part.originalFilename !== null) handlePart(part) },
+    filter: (part) => part.mimetype?.startsWith('image/') ?? false,
+    filename: (name: string, ext: string) => name + ext
+  }
+}))
+app.use((ctx) => {
+  const file = (ctx.request as Koa.Request & { files?: Record<string, KoaBodyFile> }).files?.photo
+  const hash: string | null | undefined = file?.hash
+  ctx.body = { hash }
 })
 
 // @ts-expect-error parsedMethods takes koa-body's methods only

@@ -62,13 +62,14 @@ function removeFiles (paths: readonly string[]): void {
  */
 export function presentFiles (stored: readonly UploadedFile[], listed: (upload: UploadedFile) => KoaBodyFile, removeAfterResponse: boolean, res: ServerResponse): KoaBodyFiles {
   const files: KoaBodyFiles = Object.create(null)
+  const paths: string[] = []
   for (const upload of stored) {
     const file = listed(upload)
+    paths.push(file.filepath)
     const previous = files[upload.fieldName]
     files[upload.fieldName] = previous === undefined ? file : Array.isArray(previous) ? [...previous, file] : [previous, file]
   }
-  if (stored.length > 0) {
-    const paths = stored.map((upload) => listed(upload).filepath)
+  if (paths.length > 0) {
     loadOnFinished()(res, (err) => {
       if (removeAfterResponse || Boolean(err) || !res.writableFinished || res.statusCode >= 400) removeFiles(paths)
     })

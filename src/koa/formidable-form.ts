@@ -6,11 +6,11 @@ import { Readable } from 'stream'
 import { loadCrypto } from '../dependencies'
 import * as errors from '../errors'
 import { createFieldAssembler } from '../multipart/fields'
-import { checkBoundary, createFormCollector, createParserConfig } from '../multipart/form-collector'
+import { checkBoundary, createFormCollector, createParserConfig, reportAsStream } from '../multipart/form-collector'
 import type { FieldPartInfo, FilePartInfo, PartCollector } from '../multipart/part-collector'
 import { createMultipartStage } from '../multipart/part-reader'
 import { normalizeMultipartOptions, type MultipartSettings } from '../multipart/settings'
-import { NEW_PRIVATE_FILE, storeOnDiskAt, type FileOpening, type FileStore, type StoreCallback, type StoredFile } from '../multipart/sinks'
+import { NEW_PRIVATE_FILE, randomFileName, storeOnDiskAt, type FileOpening, type FileStore, type StoreCallback, type StoredFile } from '../multipart/sinks'
 import type { StreamParserDefinition } from '../parsers/definition'
 import type { UploadedFile } from '../types'
 import { extensionOf, FormidableLikeFile } from './formidable-files'
@@ -128,12 +128,7 @@ class FormidableReading implements PartCollector {
   }
 
   fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void {
-    if (this.inner.settled) return
-    const stream = new Readable({ read () {} })
-    this.file(name, stream, { filename, mimeType, encoding: '7bit' })
-    if (bytes.length > (this.settings.files?.fileSizeLimit ?? Infinity)) stream.emit('limit')
-    stream.push(bytes)
-    stream.push(null)
+    if (!this.inner.settled) reportAsStream(this, name, bytes, filename, mimeType, this.settings.files?.fileSizeLimit ?? Infinity)
   }
 
   countLimit (limit: Parameters<PartCollector['countLimit']>[0]): void {
@@ -286,8 +281,7 @@ function nameWith (rules: FormidableRules, filename: FileNamer, part: Formidable
 
 /** bodykit's name for a file (32 random hex characters), with formidable's extension of the client's name for keepExtensions. */
 function randomName (rules: FormidableRules, originalName: string): string {
-  const name = loadCrypto().randomBytes(16).toString('hex')
-  return rules.keepExtensions ? name + extensionOf(originalName) : name
+  return rules.keepExtensions ? randomFileName() + extensionOf(originalName) : randomFileName()
 }
 
 /** formidable's path of a name: joined to `uploadDir`, or `invalid-name` there when the name would leave it. */

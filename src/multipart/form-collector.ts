@@ -145,11 +145,7 @@ export function createFormCollector (settings: MultipartSettings, assembleFields
     fileBytes (name, bytes, filename, mimeType) {
       if (collector.settled) return
       if (fileSettings?.storage !== 'memory') {
-        const stream = new Readable({ read () {} })
-        this.file(name, stream, { filename, mimeType, encoding: '7bit' })
-        if (fileSettings !== null && bytes.length > fileSettings.fileSizeLimit) stream.emit('limit')
-        stream.push(bytes)
-        stream.push(null)
+        reportAsStream(this, name, bytes, filename, mimeType, fileSettings?.fileSizeLimit ?? Infinity)
         return
       }
       const problem = checkName(settings, name) ?? checkFile(settings, name, ++fileCount) ??
@@ -186,6 +182,18 @@ export function createFormCollector (settings: MultipartSettings, assembleFields
     }
   }
   return collector
+}
+
+/**
+ * A whole file of the fast path reported as busboy reports a file: its stream to `file`, then its bytes, after a
+ * 'limit' when they pass `fileSizeLimit` (busboy's order), for storage that writes a stream.
+ */
+export function reportAsStream (collector: Pick<PartCollector, 'file'>, name: string, bytes: Buffer, filename: string | undefined, mimeType: string, fileSizeLimit: number): void {
+  const stream = new Readable({ read () {} })
+  collector.file(name, stream, { filename, mimeType, encoding: '7bit' })
+  if (bytes.length > fileSizeLimit) stream.emit('limit')
+  stream.push(bytes)
+  stream.push(null)
 }
 
 /** A part's name must be present and within `fieldNameSizeLimit` (bytes). */

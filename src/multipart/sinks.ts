@@ -59,9 +59,13 @@ export const DISK_WRITE_BUFFER = 1024 * 1024
  * from the client's name, so no path, extension or guessable name comes from the request).
  */
 export function storeOnDisk (directory: string, stream: Readable, info: FileInfo, done: StoreCallback): StoredFile {
-  const fileName = loadCrypto().randomBytes(16).toString('hex')
   // 'wx': never opens a file that already exists; 0o600: only the server's user reads uploads.
-  return storeOnDiskAt(path.join(directory, fileName), NEW_PRIVATE_FILE, stream, info, done)
+  return storeOnDiskAt(path.join(directory, randomFileName()), NEW_PRIVATE_FILE, stream, info, done)
+}
+
+/** A stored file's name: 32 hex characters, 128 bits from the CSPRNG. */
+export function randomFileName (): string {
+  return loadCrypto().randomBytes(16).toString('hex')
 }
 
 /** How a file is opened: its flags and mode, as `fs.createWriteStream` takes them. */

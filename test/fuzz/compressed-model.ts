@@ -1,4 +1,5 @@
-// The compressed-body generator (issue 14): compressible bodies, every encoding, damaged every way, whole or in pieces, limits around their size.
+// The compressed-body generator (issue 14): compressible bodies, every encoding, damaged every way, whole or in pieces, limits around their size;
+// and the model of issue 45's rule for a damaged body (the longest prefix that inflates without error).
 import assert from 'node:assert/strict'
 import zlib from 'node:zlib'
 import fc from 'fast-check'
@@ -222,6 +223,126 @@ export async function play (entry: Entry, role: 'bodykit' | 'reference', input: 
   return outcome
 }
 
+/** zlib's output chunk: body-parser's stream, and bodykit's calls, stop at the end of the first one past `limit`. */
+const CHUNK = 16 * 1024
+const zstdDecompressSync = (zlib as unknown as { zstdDecompressSync?: (input: Buffer, options: object) => Buffer }).zstdDecompressSync
+
+/** Each encoding's one-shot inflation and the `finishFlush` under which a prefix cut anywhere is no error. */
+const PREFIX_INFLATION: Record<string, [(input: Buffer, options: object) => Buffer, number]> = {
+  gzip: [zlib.gunzipSync, zlib.constants.Z_SYNC_FLUSH],
+  deflate: [zlib.inflateSync, zlib.constants.Z_SYNC_FLUSH],
+  br: [zlib.brotliDecompressSync, zlib.constants.BROTLI_OPERATION_FLUSH],
+  ...(zstdDecompressSync ? { zstd: [zstdDecompressSync, (zlib.constants as unknown as { ZSTD_e_flush?: number }).ZSTD_e_flush ?? 1] } : {})
+}
+
+/** What issue 45's rule answers for a compressed body zlib fails on; `intact` when zlib does not (or the body passes `limit` first). */
+export type PrefixVerdict =
+  | { kind: 'intact' }
+  | { kind: 'too costly' } // a damaged body whose every prefix would take too long to inflate
+  | { kind: 'damaged', error: Error & { code?: string, errno?: number }, passes: boolean, received: number }
+
+/** Inflated bytes the model may spend on one body (each prefix is inflated from its start). */
+const MODEL_BUDGET = 96 * 1024 * 1024
+
+function attempt (inflate: (input: Buffer, options: object) => Buffer, input: Buffer, options: object): Buffer | Error & { code?: string } {
+  try {
+    return inflate(input, options)
+  } catch (err) {
+    return err as Error
+  }
+}
+
+/**
+ * The model of issue 45's rule, independent of src/inflate.ts's bisection: zlib's one call on the whole body
+ * (stopped at the end of the first 16 KiB output chunk past `limit`, as bodykit and body-parser stop) says whether
+ * it is damaged; then every prefix length is tried in turn, with a flush that calls no cut an error, up to the
+ * first that fails or passes that chunk. The body is 413 if the longest clean prefix inflates past `limit`
+ * (`received`: its output, up to that chunk's end), else zlib's error for the whole.
+ */
+export function prefixVerdictOf (encoding: string, wire: Buffer, limit: number): PrefixVerdict {
+  const [inflate] = PREFIX_INFLATION[encoding]
+  const stop = (Math.floor(limit / CHUNK) + 1) * CHUNK
+  const whole = attempt(inflate, wire, { maxOutputLength: stop })
+  if (Buffer.isBuffer(whole) || whole.code === 'ERR_BUFFER_TOO_LARGE') return { kind: 'intact' }
+  const clean = cleanOutputOf(encoding, wire, stop)
+  if (clean === null) return { kind: 'too costly' }
+  return { kind: 'damaged', error: whole, passes: clean > limit, received: Math.min(clean, stop) }
+}
+
+/**
+ * How much the longest prefix of `wire` that inflates without error inflates to, counted up to `stop` (a
+ * larger count means past it): every prefix length tried in turn, with a flush that calls no cut an error.
+ * Null when that would take too long.
+ */
+function cleanOutputOf (encoding: string, wire: Buffer, stop: number): number | null {
+  const [inflate, flush] = PREFIX_INFLATION[encoding]
+  let clean = 0
+  let spent = 0
+  for (let length = 1; length <= wire.length && clean <= stop; length++) {
+    const prefix = attempt(inflate, wire.subarray(0, length), { finishFlush: flush, maxOutputLength: stop + CHUNK })
+    if (!Buffer.isBuffer(prefix)) {
+      // Past `stop` + one chunk in one byte (br, zstd): no byte of gzip or deflate inflates to that much.
+      if (prefix.code === 'ERR_BUFFER_TOO_LARGE') clean = stop + CHUNK + 1
+      break
+    }
+    clean = prefix.length
+    spent += clean
+    if (spent > MODEL_BUDGET) return null
+  }
+  return clean
+}
+
+/**
+ * For a body over `limit` on the wire: zlib's error when its first `limit` bytes hold a damage (not just their
+ * end) and inflate to at most `limit` before it, the body's first error in byte order; else null (the wire's 413).
+ */
+export function damageBeforeWireLimit (encoding: string, wire: Buffer, limit: number): (Error & { code?: string, errno?: number }) | null {
+  const [inflate, flush] = PREFIX_INFLATION[encoding]
+  const head = wire.subarray(0, limit)
+  const stop = (Math.floor(limit / CHUNK) + 1) * CHUNK
+  const error = attempt(inflate, head, { finishFlush: flush, maxOutputLength: stop })
+  if (Buffer.isBuffer(error) || error.code === 'ERR_BUFFER_TOO_LARGE') return null
+  const clean = cleanOutputOf(encoding, head, stop)
+  return clean !== null && clean <= limit ? error : null
+}
+
+/**
+ * A damaged body against the model and against body-parser (issue 45, docs/differences.md). bodykit gives the
+ * model's answer exactly. body-parser's stream hands raw-body the output of each zlib write (and each full 16 KiB
+ * chunk) that did not fail, so where it differs, the difference is one of two, both from the bytes around the
+ * damage: (a) bodykit 413, because the clean prefix inflates past `limit`, and body-parser zlib's error, because
+ * that output came in the write or chunk that failed; (b) bodykit zlib's error and body-parser a 413 counted at
+ * a 16 KiB chunk's end inside the damaged byte's output (the bits before the damage, which no clean byte prefix
+ * holds).
+ */
+export function checkDamaged (verdict: Extract<PrefixVerdict, { kind: 'damaged' }>, request: CompressedRequest, mine: Outcome, reference: Outcome): void {
+  const { limit } = request
+  const err = mine.err
+  assert.ok(err, `a damaged body was accepted: ${JSON.stringify(shape(mine.body))}`)
+  const zlibError = { status: 400, message: verdict.error.message, code: verdict.error.code, errno: verdict.error.errno }
+  if (verdict.passes) {
+    assert.deepEqual({ status: err.status, type: err.type, limit: err.limit, received: err.received }, { status: 413, type: 'entity.too.large', limit, received: verdict.received })
+  } else {
+    assert.deepEqual({ status: err.status, message: err.message, code: err.code, errno: err.errno }, zlibError)
+  }
+  const theirs = reference.err
+  assert.ok(theirs, 'body-parser accepted a damaged body')
+  if (theirs.type === 'entity.too.large' && err.type === 'entity.too.large') {
+    // The count differs by how each stopped: both past `limit` by at most one chunk.
+    assert.ok(typeof theirs.received === 'number' && theirs.received > limit && theirs.received <= limit + CHUNK, `body-parser's received ${String(theirs.received)}`)
+    return
+  }
+  if (theirs.type !== 'entity.too.large' && err.type !== 'entity.too.large') {
+    assert.deepEqual(describe(err), describe(theirs))
+    return
+  }
+  if (verdict.passes) {
+    assert.deepEqual({ status: theirs.status, message: theirs.message, code: theirs.code, errno: theirs.errno }, zlibError, 'bodykit 413: body-parser must give zlib\'s error')
+  } else {
+    assert.ok(typeof theirs.received === 'number' && theirs.received % CHUNK === 0 && theirs.received > limit, `bodykit gives zlib's error; body-parser's 413 counts ${String(theirs.received)}, not a chunk's end inside the damaged byte`)
+  }
+}
+
 const EXTRA = ['expected', 'length', 'limit', 'received', 'charset', 'encoding', 'code', 'errno']
 
 /** Everything the verdict compares of an error: status, type, message and every extra property. */
@@ -233,10 +354,12 @@ function describe (err: HttpErrorLike): Record<string, unknown> {
 }
 
 /**
- * The verdict: body-parser's answer exactly (status, type, message, extra properties, body), with two
+ * The verdict: body-parser's answer exactly (status, type, message, extra properties, body), with three
  * documented allowances. A body whose compressed size alone is over `limit` is refused on the wire (413
  * counting the wire bytes). In pieces, `received` on a 413 after inflation is past `limit` by at most one
  * 16 KiB zlib chunk on both sides (docs/differences.md); a body in one piece must give body-parser's exact count.
+ * A damaged body gets issue 45's answer (`prefixVerdictOf`, `checkDamaged`). The caller checks that the body in
+ * pieces gets the answer it gets whole.
  */
 export function checkVerdict (input: CompressedInput, request: CompressedRequest, mine: Outcome, reference: Outcome): void {
   assert.equal(mine.calls, 1, 'bodykit must answer exactly once')
@@ -244,6 +367,12 @@ export function checkVerdict (input: CompressedInput, request: CompressedRequest
   const { limit, wire } = request
   if (wire.length > limit) {
     assert.ok(mine.err, 'a compressed body over limit on the wire was accepted')
+    const damage = request.encoding in PREFIX_INFLATION ? damageBeforeWireLimit(request.encoding, wire, limit) : null
+    if (damage !== null && mine.err.type !== 'entity.too.large') {
+      // Issue 45: a damage within the first `limit` bytes comes first.
+      assert.deepEqual({ status: mine.err.status, message: mine.err.message, code: mine.err.code }, { status: 400, message: damage.message, code: damage.code })
+      return
+    }
     assert.equal(mine.err.type, 'entity.too.large')
     const counted = mine.err.expected === wire.length || (typeof mine.err.received === 'number' && mine.err.received > limit && mine.err.received <= wire.length)
     assert.ok(counted, `413 does not count the wire: ${JSON.stringify(describe(mine.err))}`)
@@ -253,6 +382,14 @@ export function checkVerdict (input: CompressedInput, request: CompressedRequest
   const readInFull = mine.err === undefined || 'body' in mine.err
   if (input.rawBody && readInFull) assert.ok(Buffer.isBuffer(mine.rawBody), 'rawBody missing after a full read')
   else assert.equal(mine.rawBody, undefined, input.rawBody ? 'rawBody set on a body not read in full' : 'rawBody set without the option')
+  // Node's zstd stream starts a second frame only at a piece's start: the caller compares the body whole instead.
+  if (request.encoding === 'zstd' && request.chunks.length > 1) return
+  const verdict = prefixVerdictOf(request.encoding, wire, limit)
+  if (verdict.kind === 'damaged') {
+    checkDamaged(verdict, request, mine, reference)
+    return
+  }
+  if (verdict.kind === 'too costly') return
   const theirs = reference.err ? describe(reference.err) : { body: shape(reference.body) }
   const ours = mine.err ? describe(mine.err) : { body: shape(mine.body) }
   if (request.chunks.length > 1 && mine.err?.type === 'entity.too.large' && reference.err?.type === 'entity.too.large') {

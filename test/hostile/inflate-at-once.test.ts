@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import type { Transform } from 'node:stream'
 import { describe, it } from 'node:test'
 import zlib from 'node:zlib'
-import { AT_ONCE_MAX_LIMIT, atOnce, inflateAtOnce, inflateExactly, isSmallBrotli, type InflaterAtOnce } from '../../src/inflate'
+import { AT_ONCE_MAX_LIMIT, atOnce, inflateAtOnce, inflateExactly, inflateUntilDamage, isSmallBrotli, type InflaterAtOnce } from '../../src/inflate'
 import { MiB, endRequest, entries, fakeRequest, fakeResponse, sleep, spyInflated, tick, type HttpErrorLike, type Middleware } from './helpers'
 
 const LIMIT = 100 * 1024
@@ -81,19 +81,42 @@ describe('one-shot inflation (src/inflate.ts)', () => {
     }
   }
 
-  it('a damaged body is answered as the stream answers it: 413 when what came before the damage is past the limit (issue 14)', async () => {
+  it('inflateUntilDamage: the output of the longest prefix that inflates without error, and zlib\'s error for the whole (issue 45)', () => {
+    const text = Buffer.from('abcde'.repeat(400))
+    for (const encoding of ['gzip', 'deflate', 'br'] as const) {
+      const packed = compressors[encoding](text)
+      const intact = inflateUntilDamage(inflaterOf(encoding), packed, 4096)
+      assert.deepEqual([intact.inflated, intact.error], [text, null], `${encoding} intact`)
+      const cut = inflateUntilDamage(inflaterOf(encoding), packed.subarray(0, -1), 4096)
+      assert.ok(text.subarray(0, cut.inflated.length).equals(cut.inflated), `${encoding} cut: a prefix of the body`)
+      assert.equal((cut.error as Error & { code?: string }).code, 'Z_BUF_ERROR', `${encoding} cut`)
+      // Past maxOutput: more than it, by at most one 16 KiB chunk, and the body's first bytes. (brotli holds back the
+      // long copy this body is until its last bytes: its prefix inflates to a few bytes.)
+      const past = inflateUntilDamage(inflaterOf(encoding), packed.subarray(0, -1), 100)
+      assert.ok(text.subarray(0, past.inflated.length).equals(past.inflated), `${encoding} past maxOutput: the body's first bytes`)
+      if (encoding !== 'br') assert.ok(past.inflated.length > 100 && past.inflated.length <= 100 + CHUNK, `${encoding} past maxOutput: ${past.inflated.length} bytes`)
+    }
+    const gzipped = compressors.gzip(text)
+    const checksum = Buffer.from(gzipped)
+    checksum[checksum.length - 8] ^= 1
+    const flipped = inflateUntilDamage(inflaterOf('gzip'), checksum, 4096)
+    assert.deepEqual([flipped.inflated, flipped.error?.message], [text, 'incorrect data check'])
+  })
+
+  it('a damaged body: 413 when its longest clean prefix inflates past the limit, whatever its pieces (issue 45)', async () => {
     const text = Buffer.alloc(1034, 0x61)
     // (brotli outputs a short stream only once it has all of it: a cut br body is a 400 for body-parser too.)
     for (const encoding of ['gzip', 'deflate'] as const) {
       const cut = compressors[encoding](text).subarray(0, -1)
       const once = await viaAtOnce(inflaterOf(encoding), cut, 1024)
       assert.equal(once.err?.status, undefined, `${encoding}: one call sees only the damage`)
-      // In one piece, the stream hands raw-body all 1,034 bytes before zlib sees the end missing. (In pieces, the
-      // last piece is inflated with the finish flag and its output is lost with the error: the fuzz covers that.)
-      const exact = await new Promise<Error & Record<string, unknown>>((resolve) => {
-        inflateExactly(inflaterOf(encoding), streams[encoding], { bytes: cut, pieces: [cut.length] }, 1024, (err) => { resolve(err as Error & Record<string, unknown>) })
-      })
-      assert.deepEqual([exact.status, exact.type, exact.received], [413, 'entity.too.large', 1034], encoding)
+      // The whole of it but its last byte inflates without error: all 1,034 bytes, in one piece or in ten.
+      for (const pieces of [[cut.length], Array<number>(10).fill(cut.length / 10)]) {
+        const exact = await new Promise<Error & Record<string, unknown>>((resolve) => {
+          inflateExactly(inflaterOf(encoding), streams[encoding], { bytes: cut, pieces }, 1024, (err) => { resolve(err as Error & Record<string, unknown>) })
+        })
+        assert.deepEqual([exact.status, exact.type, exact.received], [413, 'entity.too.large', 1034], encoding)
+      }
     }
   })
 

@@ -1,5 +1,5 @@
 // Fuzz target 5: compressed bodies (gzip, deflate, br; damaged, stacked, unknown, bombs; right, wrong and no length),
-// whole and in pieces. An intact body gets its payload's answer, a bomb a 413, a wrong length request.size.invalid.
+// whole and in pieces, with one answer. An intact body gets its payload's answer, a bomb a 413, a wrong length request.size.invalid.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import zlib from 'node:zlib'
 import bodykit from '../../../src/index'
@@ -92,13 +92,9 @@ export async function check (input: Input): Promise<void> {
     { name: `in pieces (${input.framing})`, wire: { headers: framing, chunks: splitAt(body, input.splits) } }
   ]
   const coding = codingOf(input.encoding)
-  const damaged = coding !== null && ['truncate', 'flip', 'trailing', 'raw'].includes(input.mangle)
-  if (damaged) {
-    // A damaged body's answer may depend on its pieces, as in body-parser (docs/differences.md): each is only checked.
-    for (const delivery of deliveries) answerOfMiddleware(await runMiddleware(create(), delivery.wire, delivery.name), delivery.name)
-    return
-  }
+  // Issue 45: one answer however the body is split, a damaged body's too (its longest prefix that inflates without error).
   const actual = await sameAcross(create, deliveries, `${input.parser}() with Content-Encoding ${headers['content-encoding']}`)
+  if (coding !== null && ['truncate', 'flip', 'trailing', 'raw'].includes(input.mangle)) return
   const type = actual.error?.type
   const sent = headers['content-encoding'] ?? 'identity'
   if (codingOf(sent) === null && sent.toLowerCase() !== 'identity') {

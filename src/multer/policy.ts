@@ -127,6 +127,15 @@ function createParserConfig (options: MulterSetup, limits: MulterLimits | undefi
 
 type Done = (err: Error | null, result?: StageResult) => void
 
+/**
+ * A place in the form's byte order whose verdict is not taken yet: a file whose fileFilter has not answered
+ * (`pending`), or an error reported after such a file (held until the files before it are judged).
+ */
+interface Verdict {
+  pending: boolean
+  error: unknown
+}
+
 /** One request's upload: multer's bookkeeping of fields, placeholders, pending writes and stored files. */
 class MulterUpload implements PartCollector {
   private readonly appender: FileAppender
@@ -150,6 +159,17 @@ class MulterUpload implements PartCollector {
   private endWaiting = false
   /** The error being reported once the pending writes end. */
   private heldError: unknown = null
+  /**
+   * Issue 45 (one answer in byte order): the files whose async fileFilter has not answered, and the first error
+   * reported after one of them, in the order of their bytes. An error reported later in time is one of a later byte
+   * than a pending file's own verdict (its fileFilter's error, or its LIMIT_FILE_SIZE): it waits for that verdict,
+   * however the body was split (read whole, busboy reports a form's end in the same tick as its file).
+   */
+  private verdicts: Verdict[] = []
+  /** Whether `verdicts` holds an error: the upload fails, with it or with an earlier file's verdict. */
+  private failureHeld = false
+  /** Who waits for every file reported so far to be judged (whenJudged). */
+  private judgedWaiters: Array<() => void> = []
 
   constructor (private readonly req: BodyRequest, private readonly options: MulterSetup,
     private readonly limits: MulterLimits | undefined, private readonly fileSizeLimit: number, private readonly done: Done) {
@@ -158,7 +178,12 @@ class MulterUpload implements PartCollector {
   }
 
   get settled (): boolean {
-    return this.errorOccurred || this.finished
+    return this.errorOccurred || this.finished || this.failureHeld
+  }
+
+  whenJudged (callback: () => void): void {
+    if (this.verdicts.length === 0 || this.finished) process.nextTick(callback)
+    else this.judgedWaiters.push(callback)
   }
 
   private hasLimit (key: keyof MulterLimits): boolean {
@@ -166,7 +191,7 @@ class MulterUpload implements PartCollector {
   }
 
   field (name: string | undefined, value: string | undefined, info: FieldPartInfo): void {
-    if (this.errorOccurred) return
+    if (this.errorOccurred || this.failureHeld) return
     if (name === undefined || name === null) return this.abortWithCode('MISSING_FIELD_NAME')
     const fieldname = decodeFormName(name)
     if (info.nameTruncated) return this.abortWithCode('LIMIT_FIELD_KEY')
@@ -204,12 +229,12 @@ class MulterUpload implements PartCollector {
     let failStore: ((thrown: unknown) => void) | null = null
     catchListenerThrows(stream, (thrown) => {
       if (failStore !== null) failStore(thrownByUser(thrown))
-      else this.abortWithError(thrownByUser(thrown))
+      else this.fail(thrownByUser(thrown))
     })
     // Security (multer CVE-2025-7338): the error listener exists before the stream can emit.
     stream.on('error', (err) => {
       settleWrite()
-      this.abortWithError(err)
+      this.fail(err)
     })
     // Security (multer CVE-2026-77063): listened to at once, so a limit passed while fileFilter runs is not missed.
     stream.on('limit', () => {
@@ -236,6 +261,12 @@ class MulterUpload implements PartCollector {
     const file: MulterFile = { fieldname, originalname, encoding: info.encoding, mimetype: info.mimeType }
     const placeholder = this.appender.insertPlaceholder(file)
     let filtered = false
+    // This file's place among the verdicts, while its fileFilter's answer is awaited (the filter returned first).
+    let verdict: Verdict | null = null
+    const judge = (refusal: unknown): void => {
+      if (verdict !== null) this.judge(verdict, refusal)
+      else if (refusal) this.fail(refusal)
+    }
     const onFiltered = (err: Error | null, includeFile?: boolean): void => {
       // A filter that calls back twice decides once.
       if (filtered) return
@@ -248,13 +279,20 @@ class MulterUpload implements PartCollector {
       if (this.errorOccurred) return skip()
       if (err) {
         this.appender.removePlaceholder(placeholder)
-        return this.abortWithError(err)
+        return judge(err)
       }
-      if (!includeFile) return skip()
+      if (!includeFile) {
+        skip()
+        return judge(null)
+      }
       if (sizeLimitReached) {
         this.appender.removePlaceholder(placeholder)
-        return this.abortWithCode('LIMIT_FILE_SIZE', fieldname, originalname)
+        return judge(new MulterError('LIMIT_FILE_SIZE', fieldname, originalname))
       }
+      judge(null)
+      // Nor is one accepted once the upload is known to fail: the error of a later byte held for this verdict (now
+      // the answer), or for an earlier file's.
+      if (this.errorOccurred || this.failureHeld) return skip()
       accepted = true
       countsAsWrite = true
       this.pendingWrites++
@@ -279,7 +317,7 @@ class MulterUpload implements PartCollector {
           settleWrite()
           // Its data is no longer read: busboy must not wait for it.
           if (threw) stream.resume()
-          return this.abortWithError(storeErr)
+          return this.fail(storeErr)
         }
         const kept: MulterFile = { ...file, ...info }
         if (this.cleanup !== null) {
@@ -316,7 +354,12 @@ class MulterUpload implements PartCollector {
         this.appender.removePlaceholder(placeholder)
         stream.resume()
       }
-      this.abortWithError(thrownByUser(thrown))
+      return this.fail(thrownByUser(thrown))
+    }
+    // An async fileFilter: its verdict holds this file's place in the form's byte order until it answers.
+    if (!filtered && !this.errorOccurred && !this.failureHeld) {
+      verdict = { pending: true, error: null }
+      this.verdicts.push(verdict)
     }
   }
 
@@ -346,15 +389,15 @@ class MulterUpload implements PartCollector {
 
   unreadableFileName (name: string | undefined): void {
     if (name === undefined || name === null) return this.abortWithCode('MISSING_FIELD_NAME')
-    this.abortWithError(unreadableFileName(decodeFormName(name)))
+    this.fail(unreadableFileName(decodeFormName(name)))
   }
 
   parserError (err: Error): void {
-    this.abortWithError(asClientError(err))
+    this.fail(asClientError(err))
   }
 
   fault (thrown: unknown): void {
-    this.abortWithError(thrownByUser(thrown))
+    this.fail(thrownByUser(thrown))
   }
 
   end (): void {
@@ -366,17 +409,22 @@ class MulterUpload implements PartCollector {
 
   /**
    * The pipeline stops the upload (the request was aborted or passed `limit`): cleanup without waiting for writes.
-   * An error already waiting for a write (a file over `fileSize`) is the one reported, as in multer.
+   * An error already waiting for a write (a file over `fileSize`) is the one reported, as in multer; so is one held
+   * for a file whose fileFilter has not answered (no verdict will come now).
    */
   abort (callback: (own?: Error) => void): void {
     if (this.finished) {
       process.nextTick(callback)
       return
     }
-    const held = this.heldError
+    const held = this.errorOccurred ? this.heldError : this.verdicts.find((verdict) => !verdict.pending)?.error ?? null
     this.errorOccurred = true
     this.finished = true
     this.whenNoPendingWrites = null
+    // Nothing is judged any more: who waits for the verdicts is told so.
+    this.verdicts = []
+    this.failureHeld = false
+    this.releaseJudgedWaiters()
     // Security (multer CVE-2026-88932): a file whose engine is still choosing its path (its part already read) is
     // not on the removal list, and would be stored after next(err), then removed. Its stream is destroyed now, so
     // the disk engine never opens a file for it; the abort does not wait for engines, which may never answer.
@@ -398,13 +446,61 @@ class MulterUpload implements PartCollector {
   }
 
   private indicateDone (): void {
-    if (!this.readFinished || this.pendingWrites !== 0 || this.errorOccurred || this.finished) return
+    if (!this.readFinished || this.pendingWrites !== 0 || this.errorOccurred || this.finished || this.verdicts.length !== 0) return
     this.finished = true
     process.nextTick(this.done, null, { fields: this.req.body, files: null, release: releaseNothing })
   }
 
   private abortWithCode (code: string, field?: string, filename?: string): void {
-    this.abortWithError(new MulterError(code, field, filename))
+    this.fail(new MulterError(code, field, filename))
+  }
+
+  /**
+   * An error met in the form (its bytes, a limit, user code): the upload's error at once, unless a file reported
+   * before it is still being judged (its async fileFilter has not answered). It is then of a later byte than that
+   * file's verdict, and held, the first one only, until the verdicts before it are taken (issue 45).
+   */
+  private fail (err: unknown): void {
+    if (this.errorOccurred) return
+    if (this.verdicts.length === 0) return this.abortWithError(err)
+    if (this.failureHeld) return
+    this.failureHeld = true
+    this.verdicts.push({ pending: false, error: err })
+  }
+
+  /** A pending file's verdict, given: its refusal (fileFilter's error, or LIMIT_FILE_SIZE), or none (falsy). */
+  private judge (verdict: Verdict, refusal: unknown): void {
+    const index = this.verdicts.indexOf(verdict)
+    if (index === -1 || !verdict.pending) return
+    verdict.pending = false
+    if (refusal) {
+      verdict.error = refusal
+      this.failureHeld = true
+    } else {
+      this.verdicts.splice(index, 1)
+    }
+    this.takeVerdicts()
+  }
+
+  /**
+   * Once no file before it is pending, the first refusal or held error is the upload's error (a refusal before a
+   * held error is the earlier byte); with none pending at all, who waits for the verdicts is called back.
+   */
+  private takeVerdicts (): void {
+    const first = this.verdicts[0]
+    if (first !== undefined && first.pending) return
+    this.verdicts = []
+    this.failureHeld = false
+    if (first !== undefined) this.abortWithError(first.error)
+    this.releaseJudgedWaiters()
+  }
+
+  private releaseJudgedWaiters (): void {
+    if (this.judgedWaiters.length === 0) return
+    const waiting = this.judgedWaiters
+    this.judgedWaiters = []
+    // After the upload's own answer (abortWithError's is on the next tick too, when no write is pending).
+    for (const callback of waiting) process.nextTick(callback)
   }
 
   /**

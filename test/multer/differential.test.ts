@@ -7,6 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
+import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import realMulter from 'multer'
 import bodykitMulter from '../../src/multer'
@@ -26,7 +27,8 @@ export interface Scenario {
   api: 'single' | 'array' | 'fields' | 'none' | 'any'
   maxCount: number | undefined
   storage: 'memory' | 'disk' | 'custom'
-  filter: 'none' | 'sync-skip-x' | 'async-accept' | 'async-error-e'
+  /** `sync-error-e` is not drawn: it is `async-error-e` answering at once, multer's byte-order answer (issue 45). */
+  filter: 'none' | 'sync-skip-x' | 'async-accept' | 'async-error-e' | 'sync-error-e'
   limits: Record<string, number> | undefined
   limitsAsFunction: boolean
   preservePath: boolean
@@ -86,6 +88,17 @@ function customStorage (removed: string[]): realMulter.StorageEngine {
   }
 }
 
+/** The `*-error-e` filters' verdict: a file whose name has an `e` is refused. */
+function refuseE (file: { originalname: string }, callback: (err: Error | null, accept?: boolean) => void): void {
+  if (file.originalname.includes('e')) callback(new Error('refused by filter'))
+  else callback(null, true)
+}
+
+/** The scenario with its fileFilter answering at once (multer's own default filter accepts at once). */
+function filterAtOnce (scenario: Scenario): Scenario {
+  return { ...scenario, filter: scenario.filter === 'async-error-e' ? 'sync-error-e' : 'none' }
+}
+
 /** The same middleware from either library, for a scenario. */
 function buildMiddleware (library: Multer, scenario: Scenario, dir: string, removed: string[]): Middleware {
   const storage = scenario.storage === 'memory'
@@ -96,7 +109,8 @@ function buildMiddleware (library: Multer, scenario: Scenario, dir: string, remo
     : (_req: unknown, file: { originalname: string }, callback: (err: Error | null, accept?: boolean) => void): void => {
         if (scenario.filter === 'sync-skip-x') callback(null, !file.originalname.includes('x'))
         else if (scenario.filter === 'async-accept') setImmediate(callback, null, true)
-        else setImmediate(() => { if (file.originalname.includes('e')) callback(new Error('refused by filter')); else callback(null, true) })
+        else if (scenario.filter === 'sync-error-e') refuseE(file, callback)
+        else setImmediate(refuseE, file, callback)
       }
   const limits = scenario.limits
   const upload = library({
@@ -268,6 +282,7 @@ describe('bodykit/multer against multer 2.x: generated forms, every API, storage
     let removedAfterEndAtLimit = 0
     let unreadableKept = 0
     let unreadableRefused = 0
+    let byteOrder = 0
     await fc.assert(fc.asyncProperty(inputArb, scenarioArb, async (input, scenario) => {
       const body = toBody(input)
       if (isFastPathForm(input, scenario, body)) fastPath++
@@ -275,6 +290,20 @@ describe('bodykit/multer against multer 2.x: generated forms, every API, storage
       const oracleBody = toBody(input, true)
       const expected = await runOne(realMulter, realServer, realCases, input, scenario, oracleBody)
       let actual = await runOne(bodykitMulter as unknown as Multer, ourServer, ourCases, input, scenario, body)
+      /**
+       * Documented difference (docs/multer.md, issue 45): a busboy error arriving while an async fileFilter is pending
+       * (in the same write) is multer's answer, though the filter's verdict on the earlier file (its error, or the
+       * file's LIMIT_FILE_SIZE) is of an earlier byte. bodykit/multer answers in byte order: what multer answers when
+       * the same filter answers at once. Nothing is left on disk either way. Whether this applied (and held).
+       */
+      const answeredInByteOrder = async (): Promise<boolean> => {
+        if (!scenario.filter.startsWith('async') || actual.error === null || expected.error === null || isDeepStrictEqual(actual.error, expected.error)) return false
+        const atOnce = await runOne(realMulter, realServer, realCases, input, filterAtOnce(scenario), oracleBody)
+        assert.deepStrictEqual(actual.error, atOnce.error, 'an async fileFilter\'s answer in byte order')
+        assert.equal(actual.onDisk, 0)
+        byteOrder++
+        return true
+      }
       const differs = !oracleBody.equals(body)
       const reading = !differs ? null : await readWithBusboy(oracleBody, 'multipart/form-data; boundary=' + input.boundary, 10 * 1024 * 1024)
       const unreadable = reading?.events.find((event) => event.kind === 'file' && event.filename === UNREADABLE_MARKER)
@@ -287,7 +316,7 @@ describe('bodykit/multer against multer 2.x: generated forms, every API, storage
         assert.ok(actual.error !== null, 'accepted a part with an unreadable filename* and no filename')
         const namelessRefused = unreadable.name === undefined && actual.error.code === 'MISSING_FIELD_NAME'
         if (/^Malformed filename\* in field "/.test(String(actual.error.message))) assert.equal(actual.error.class, 'Error')
-        else if (!namelessRefused) assert.deepStrictEqual(actual.error, expected.error)
+        else if (!namelessRefused && !await answeredInByteOrder()) assert.deepStrictEqual(actual.error, expected.error)
         assert.equal(actual.onDisk, 0)
         return
       }
@@ -297,6 +326,7 @@ describe('bodykit/multer against multer 2.x: generated forms, every API, storage
         removedAfterEndAtLimit++
         actual = documented
       }
+      if (await answeredInByteOrder()) return
       try {
         assert.deepStrictEqual(actual, expected)
       } catch (err) {
@@ -310,7 +340,7 @@ describe('bodykit/multer against multer 2.x: generated forms, every API, storage
     // The generator must reach both outcomes often, or the comparison proves little.
     assert.ok(accepted > RUNS / 5, `only ${accepted} of ${RUNS} requests accepted`)
     assert.ok(accepted < RUNS, "no request refused")
-    console.log(`multer differential: ${accepted} of ${RUNS} accepted, ${fastPath} read whole on the fast path; refused: ${JSON.stringify(Object.fromEntries(refusals))}; ${removedAfterEndAtLimit} with the documented removal of a file ended at its limit; unreadable filename*: ${unreadableKept} compared under the plain filename, ${unreadableRefused} refused`)
+    console.log(`multer differential: ${accepted} of ${RUNS} accepted, ${fastPath} read whole on the fast path; refused: ${JSON.stringify(Object.fromEntries(refusals))}; ${removedAfterEndAtLimit} with the documented removal of a file ended at its limit; ${byteOrder} answered in byte order where multer's async fileFilter lost to a later error; unreadable filename*: ${unreadableKept} compared under the plain filename, ${unreadableRefused} refused`)
     // The fast path (a small canonical form with a length) is a second way to the same answer: it must be drawn often.
     assert.ok(fastPath > RUNS / 20, `only ${fastPath} of ${RUNS} requests on the fast path`)
   })

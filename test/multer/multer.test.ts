@@ -13,6 +13,8 @@ import express5 from 'express'
 import express4 from 'express-4'
 import realMulter from 'multer'
 import bodykitMulter from '../../src/multer'
+import { createMulterPolicy, type MulterSetup } from '../../src/multer/policy'
+import { runMiddleware, splitAt } from '../fuzz/targets/harness'
 import { MiB, startServer } from '../hostile/helpers'
 
 type Multer = typeof realMulter
@@ -293,5 +295,146 @@ describe('bodykit/multer: a refused upload is read off within bounds (multer dra
     } finally {
       await server.close()
     }
+  })
+})
+
+/** A Node request as the harness delivers it: whole or in pieces, with Content-Length (read whole) or chunked. */
+interface Delivery { name: string, headers: Record<string, string>, chunks: Buffer[] }
+
+function deliveriesOf (body: Buffer, splits: number[]): Delivery[] {
+  const cuts: Array<[string, Buffer[]]> = [['whole', [body]], ['split', splitAt(body, splits)], ['a byte at a time', splitAt(body, Array.from(body.keys()))]]
+  const deliveries: Delivery[] = []
+  for (const [pieces, chunks] of cuts) {
+    deliveries.push({ name: pieces + ', Content-Length', headers: { 'content-type': FORM_TYPE, 'content-length': String(body.length) }, chunks })
+    deliveries.push({ name: pieces + ', chunked', headers: { 'content-type': FORM_TYPE, 'transfer-encoding': 'chunked' }, chunks })
+  }
+  return deliveries
+}
+
+/** The error each delivery of `body` gives a middleware (class, code, field, message), or 'accepted'. */
+async function errorsOf (middleware: () => Middleware, body: Buffer, splits: number[]): Promise<Record<string, unknown>> {
+  const errors: Record<string, unknown> = {}
+  for (const delivery of deliveriesOf(body, splits)) {
+    const run = await runMiddleware(middleware() as never, { headers: delivery.headers, chunks: delivery.chunks }, delivery.name)
+    errors[delivery.name] = run.err === undefined ? 'accepted' : (describeOutcome(run.req, run.err) as { error: unknown }).error
+  }
+  return errors
+}
+
+/** A fileFilter answering a turn later (`async`) or at once: a file whose name has an `e` is refused. */
+function refuseE (async: boolean) {
+  return (_req: unknown, file: { originalname: string }, callback: (err: Error | null, accept?: boolean) => void): void => {
+    const answer = (): void => { if (file.originalname.includes('e')) callback(new Error('refused by filter')); else callback(null, true) }
+    if (async) setImmediate(answer)
+    else answer()
+  }
+}
+
+const fileHead = (name: string, filename: string): string =>
+  '--' + BOUNDARY + '\r\nContent-Disposition: form-data; name="' + name + '"; filename="' + filename + '"\r\nContent-Type: text/plain\r\n\r\n'
+
+describe('bodykit/multer: an async fileFilter\'s verdict comes before a later error, however the body arrives (issue 45, docs/multer.md)', () => {
+  it('a form cut short after a file over fileSize: LIMIT_FILE_SIZE in every delivery, as from multer 2.5.0 itself', async () => {
+    // The file's 5th byte comes before the end of the form (no delimiter follows): its limit is the first error.
+    const body = Buffer.from(fileHead('file', 'fall2ack.txt') + 'x'.repeat(60))
+    const limits = { fileSize: 4 }
+    const filter = (_req: unknown, _file: unknown, callback: (err: null, accept: boolean) => void): void => { setImmediate(callback, null, true) }
+    const ours = await errorsOf(() => bodykitMulter({ limits, fileFilter: filter }).array('file') as unknown as Middleware, body, [40, 100])
+    const theirs = await errorsOf(() => realMulter({ limits, fileFilter: filter }).array('file') as unknown as Middleware, body, [40, 100])
+    assert.deepEqual(ours, theirs)
+    for (const error of Object.values(ours)) assert.deepEqual(error, { class: 'MulterError', code: 'LIMIT_FILE_SIZE', field: 'file', message: 'File too large' })
+  })
+
+  it('an async fileFilter that refuses a file, in a form then cut short: the filter\'s error in every delivery, as multer\'s with the filter answering at once', async () => {
+    const body = Buffer.from(fileHead('f', 'refused.txt') + 'data\r\n--' + BOUNDARY + '\r\nContent-Disposition: form-data; name="a"\r\n\r\n1')
+    const ours = await errorsOf(() => bodykitMulter({ fileFilter: refuseE(true) as never }).any() as unknown as Middleware, body, [30, 110])
+    const theirs = await errorsOf(() => realMulter({ fileFilter: refuseE(false) as never }).any() as unknown as Middleware, body, [30, 110])
+    assert.deepEqual(ours, theirs)
+    for (const error of Object.values(ours)) assert.deepEqual(error, { class: 'Error', code: undefined, field: undefined, message: 'refused by filter' })
+  })
+
+  it('a file over fileSize, then a field over fieldSize and a nameless part (a canonical form, read whole): LIMIT_FILE_SIZE, as multer\'s with the filter answering at once', async () => {
+    const body = form(['f', 'more than four', 'a.txt'], ['a', 'too long a value'], ['b', '2'])
+    const nameless = Buffer.from('--' + BOUNDARY + '\r\nContent-Disposition: form-data\r\n\r\nv\r\n--' + BOUNDARY + '--\r\n')
+    const withNameless = Buffer.concat([body.subarray(0, body.length - BOUNDARY.length - 6), nameless])
+    for (const [what, payload] of [['field over fieldSize', body], ['and a nameless part', withNameless]] as const) {
+      const limits = { fileSize: 4, fieldSize: 4 }
+      const ours = await errorsOf(() => bodykitMulter({ limits, fileFilter: refuseE(true) as never }).any() as unknown as Middleware, payload, [60, 140])
+      const theirs = await errorsOf(() => realMulter({ limits, fileFilter: refuseE(false) as never }).any() as unknown as Middleware, payload, [60, 140])
+      assert.deepEqual(ours, theirs, what)
+      for (const error of Object.values(ours)) assert.deepEqual(error, { class: 'MulterError', code: 'LIMIT_FILE_SIZE', field: 'f', message: 'File too large' }, what)
+    }
+  })
+
+  it('two files whose filters answer in the reverse order, both refusing: the first file\'s error', async () => {
+    const body = form(['f', 'one', 'one.txt'], ['f', 'two', 'two.txt'])
+    const fileFilter = (): ((req: unknown, file: { originalname: string }, callback: (err: Error) => void) => void) => {
+      let first: ((err: Error) => void) | null = null
+      return (_req, file, callback) => {
+        if (file.originalname === 'one.txt') {
+          first = callback
+          return
+        }
+        // The second file's refusal comes first in time; the first file's, once it is in.
+        setImmediate(() => {
+          callback(new Error('two refused'))
+          setImmediate(() => { first?.(new Error('one refused')) })
+        })
+      }
+    }
+    const errors = await errorsOf(() => bodykitMulter({ fileFilter: fileFilter() as never }).any() as unknown as Middleware, body, [50])
+    for (const [name, error] of Object.entries(errors)) assert.deepEqual(error, { class: 'Error', code: undefined, field: undefined, message: 'one refused' }, name)
+  })
+
+  it('stores no file accepted while a later error waits for its verdict', async () => {
+    const stored: string[] = []
+    const storage = {
+      _handleFile (_req: unknown, file: { originalname: string, stream: NodeJS.ReadableStream }, callback: (err: Error | null, info?: object) => void) {
+        stored.push(file.originalname)
+        file.stream.resume()
+        file.stream.on('end', () => { callback(null, {}) })
+      },
+      _removeFile (_req: unknown, _file: unknown, callback: (err: Error | null) => void) { callback(null) }
+    }
+    // The form's end is missing: read whole, busboy reports it while the filter is pending.
+    const body = Buffer.from(fileHead('f', 'a.txt') + 'data\r\n')
+    const run = await runMiddleware(bodykitMulter({ storage: storage as never, fileFilter: refuseE(true) as never }).any() as never,
+      { headers: { 'content-type': FORM_TYPE, 'content-length': String(body.length) }, chunks: [body] }, 'bodykit/multer')
+    assert.equal((run.err as Error | undefined)?.message, 'Unexpected end of form')
+    assert.deepEqual(stored, [])
+  })
+
+  it('calls whenJudged back once no fileFilter is pending, never synchronously', async () => {
+    let answer: ((err: Error | null, accept?: boolean) => void) | null = null
+    const setup: MulterSetup = {
+      limits: undefined,
+      preservePath: false,
+      defParamCharset: 'latin1',
+      defCharset: undefined,
+      highWaterMark: undefined,
+      fileHwm: undefined,
+      storage: bodykitMulter.memoryStorage() as never,
+      fileFilter: (_req, _file, callback) => { answer = callback },
+      fileStrategy: 'ARRAY'
+    }
+    const req = Object.assign(new PassThrough(), { headers: { 'content-type': FORM_TYPE } })
+    const outcome = new Promise<unknown>((resolve) => {
+      const { collector } = createMulterPolicy(() => setup).begin(req as never, undefined, (err) => { resolve(err ?? 'accepted') })
+      const calls: string[] = []
+      collector.whenJudged(() => { calls.push('before any file') })
+      assert.deepEqual([...calls], [], 'not synchronously')
+      collector.fileBytes('f', Buffer.from('data'), 'a.txt', 'text/plain')
+      collector.whenJudged(() => { calls.push('judged') })
+      setImmediate(() => {
+        assert.deepEqual([...calls], ['before any file'], 'not while the filter is pending')
+        ;(answer as unknown as (err: Error | null, accept?: boolean) => void)(null, true)
+        assert.deepEqual([...calls], ['before any file'], 'not from inside the filter\'s callback')
+        process.nextTick(() => {
+          assert.deepEqual([...calls], ['before any file', 'judged'])
+          collector.end()
+        })
+      })
+    })
+    assert.equal(await outcome, 'accepted')
   })
 })

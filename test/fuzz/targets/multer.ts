@@ -1,9 +1,10 @@
 // Fuzz target 7: bodykit/multer against multer 2.x on drawn forms, APIs and limits (memory storage), where multer
 // answers within ANSWER_MS: the same req.body, files and error (class, code, field, message; not status: docs/multer.md).
+// And bodykit/multer against itself (issue 45): one answer for every body however it arrives, filename* included.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import realMulter from 'multer'
 import bodykitMulter from '../../../src/multer'
-import { comparable, drawSplits, Finding, framingHeaders, headerValue, runMiddleware, sameAnswer, splitAt, withInput, type Answers, type Source, type Wire } from './harness'
+import { comparable, deliveriesOf, drawSplits, Finding, framingHeaders, headerValue, runMiddleware, sameAnswer, splitAt, withInput, type Answers, type Source, type Wire } from './harness'
 
 type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void
 type Multer = typeof realMulter
@@ -33,10 +34,14 @@ export function draw (source: Source) {
 }
 
 type Input = ReturnType<typeof draw>
+type FileFilter = NonNullable<Parameters<Multer>[0]>['fileFilter']
 
-function middlewareOf (library: Multer, input: Input): Middleware {
+/** A fileFilter that accepts a turn of the loop later: busboy's events of the same write come before its verdict. */
+const acceptLater: FileFilter = (_req, _file, callback) => { setImmediate(callback, null, true) }
+
+function middlewareOf (library: Multer, input: Input, fileFilter?: FileFilter): Middleware {
   // A sparse array index blocks multer's event loop (docs/multer.md): bounded for both.
-  const upload = library({ storage: library.memoryStorage(), limits: { ...input.limits, fieldArrayIndexLimit: 100 } as never, preservePath: input.preservePath, defParamCharset: input.defParamCharset })
+  const upload = library({ storage: library.memoryStorage(), limits: { ...input.limits, fieldArrayIndexLimit: 100 } as never, preservePath: input.preservePath, defParamCharset: input.defParamCharset, fileFilter })
   switch (input.api) {
     case 'single': return upload.single('f') as unknown as Middleware
     case 'array': return upload.array('f', input.maxCount) as unknown as Middleware
@@ -51,8 +56,8 @@ function describeFile (file: Record<string, unknown>): unknown {
 }
 
 /** What one library made of the request: its error (no status, which only bodykit/multer sets) or the body and files. */
-async function outcomeOf (library: Multer, input: Input, wire: Wire, where: string) {
-  const run = await runMiddleware(middlewareOf(library, input), wire, where)
+async function outcomeOf (library: Multer, input: Input, wire: Wire, where: string, fileFilter?: FileFilter) {
+  const run = await runMiddleware(middlewareOf(library, input, fileFilter), wire, where)
   const req = run.req as Record<string, unknown>
   if (run.err) {
     const err = run.err as Error & Record<string, unknown>
@@ -82,6 +87,7 @@ export async function check (input: Input): Promise<void> {
     }
     throw new Finding('bodykit/multer accepts options multer refuses')
   }
+  await checkOneAnswer(input)
   const headers = { 'content-type': input.contentType, ...framingHeaders(input.chunked ? 'chunked' : 'length', input.body.length) }
   const wire = { headers, chunks: splitAt(input.body, input.splits) }
   let expected
@@ -107,6 +113,27 @@ export async function check (input: Input): Promise<void> {
     const deliveries: Array<[string, Buffer[]]> = [['whole', [input.body]], ['a byte at a time', splitAt(input.body, Array.from(input.body.keys()))]]
     for (const [name, chunks] of deliveries) {
       sameAnswer(await outcomeOf(bodykitMulter as unknown as Multer, input, { headers, chunks }, `bodykit/multer, ${name}`), actual, `bodykit/multer ${name} against in the drawn pieces`)
+    }
+  }
+}
+
+/**
+ * Issue 45: bodykit/multer's answer for a body is its first error in byte order, however the body arrives. The whole
+ * form with its Content-Length (read whole when small: the fast path, or busboy given the body and its end at once)
+ * against the same bytes chunked, whole and in the drawn pieces, and in the drawn pieces with the length; with
+ * multer's default fileFilter and with one that answers a turn later (whose verdict a later error must wait for).
+ * Every body, a filename* included: the comparison with multer skips those, this one does not.
+ */
+async function checkOneAnswer (input: Input): Promise<void> {
+  const headers = { 'content-type': input.contentType }
+  const [whole, ...others] = deliveriesOf(headers, input.body, input.splits)
+  const deliveries = [whole, { name: 'whole, chunked', wire: { headers: { ...headers, ...framingHeaders('chunked', input.body.length) }, chunks: [input.body] } }, ...others]
+  for (const [filter, fileFilter] of [['default fileFilter', undefined], ['a fileFilter accepting a turn later', acceptLater]] as const) {
+    const what = `bodykit/multer, ${filter}`
+    const first = await outcomeOf(bodykitMulter as unknown as Multer, input, whole.wire, `${what}, ${whole.name}`, fileFilter)
+    for (const delivery of deliveries.slice(1)) {
+      const where = `${what}, ${delivery.name}`
+      sameAnswer(await outcomeOf(bodykitMulter as unknown as Multer, input, delivery.wire, where, fileFilter), first, `${where} against ${whole.name}`)
     }
   }
 }

@@ -95,7 +95,8 @@ function readInProcess (fastPath: boolean): Promise<number> {
       parserError: reject,
       fault: reject,
       end () { resolve(Number(process.hrtime.bigint() - started) / 1e6) },
-      abort (callback: () => void) { callback() }
+      abort (callback: () => void) { callback() },
+      whenJudged (callback: () => void) { process.nextTick(callback) }
     }
     const config = { defParamCharset: 'utf8', limits: {} }
     const source = new Readable({ read () {} })

@@ -1,5 +1,4 @@
 // One-shot inflation: a small compressed body, read off the wire first, inflated in one synchronous zlib call.
-import type { Transform } from 'stream'
 import zlib from 'zlib'
 import * as errors from './errors'
 
@@ -87,32 +86,25 @@ export function inflateAtOnce (inflater: InflaterAtOnce, input: Buffer, limit: n
   })
 }
 
-/** A compressed body read off the wire in full: its bytes (`pieces`, how it arrived, no longer changes the answer). */
-export interface WireBody {
-  readonly bytes: Buffer
-  readonly pieces?: readonly number[]
-}
-
 /**
  * Inflates a whole compressed body and calls back with its answer, the same however the body arrived (issue 45:
  * a body's answer is its first error in byte order). An intact body gets it from one call: its inflated bytes,
  * or a 413 once they pass `limit`. A damaged one (zlib reports an error, "unexpected end of file" included) gets
  * a 413 if the longest prefix of it that inflates without error inflates past `limit` (`received`: that output,
- * up to the end of the first 16 KiB chunk past `limit`), else zlib's error (`inflateUntilDamage`). The search runs only after zlib reported an error, on the loop or, for a br body too
- * large for it (`isSmallBrotli`), on zlib's thread pool, as the first call did.
- *
- * `_createStream` is no longer used (the pieces are not replayed into a stream): it goes once src/read.ts drops it.
+ * up to the end of the first 16 KiB chunk past `limit`), else zlib's error (`inflateUntilDamage`). The search runs
+ * only after zlib reported an error, on the loop or, for a br body too large for it (`isSmallBrotli`), on zlib's
+ * thread pool, as the first call did.
  */
-export function inflateExactly (inflater: InflaterAtOnce, _createStream: () => Transform, wire: WireBody, limit: number,
+export function inflateExactly (inflater: InflaterAtOnce, bytes: Buffer, limit: number,
   callback: (err: Error | null, body?: Buffer) => void): void {
-  inflateAtOnce(inflater, wire.bytes, limit, function onInflated (err, body) {
+  inflateAtOnce(inflater, bytes, limit, function onInflated (err, body) {
     // The 413s of inflateAtOnce are http errors; zlib's own errors have no status.
     if (err === null || (err as { status?: unknown }).status !== undefined) {
       callback(err, body)
       return
     }
     const stop = chunkPast(limit)
-    findCleanPrefix(callOf(inflater, wire.bytes, limit), inflater.flushAsFarAsItGoes, wire.bytes, stop, err, function onPrefix ({ inflated }) {
+    findCleanPrefix(callOf(inflater, bytes, limit), inflater.flushAsFarAsItGoes, bytes, stop, err, function onPrefix ({ inflated }) {
       // `received` as for an intact body, and as body-parser counts a body in one piece that it answers 413.
       callback(inflated.length > limit ? errors.entityTooLarge(limit, Math.min(inflated.length, stop)) : err)
     })
@@ -176,9 +168,22 @@ function callSync (inflater: InflaterAtOnce): Call {
   }
 }
 
-/** Whether a call stopped because its output passed `maxOutputLength` (no damage seen). */
+/**
+ * Whether a call stopped because its output passed `maxOutputLength` (no damage seen): Node's `ERR_BUFFER_TOO_LARGE`,
+ * or workerd's RangeError "Memory limit exceeded" (its one-shot calls' errors carry no `code`).
+ */
 function isPastMaxOutput (err: Error): boolean {
-  return (err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE'
+  const { code } = err as { code?: unknown }
+  return code === 'ERR_BUFFER_TOO_LARGE' || (code === undefined && err.name === 'RangeError' && err.message === 'Memory limit exceeded')
+}
+
+/**
+ * Whether zlib's error says only that the input ended before the compressed stream did (`Z_BUF_ERROR`, "unexpected
+ * end of file"; workerd's one-shot calls give the message without the code): where a body was cut, not a damage.
+ */
+export function isEndedEarly (err: Error): boolean {
+  const { code } = err as { code?: unknown }
+  return code === 'Z_BUF_ERROR' || (code === undefined && err.message.toLowerCase() === 'unexpected end of file')
 }
 
 /**

@@ -6,13 +6,14 @@ import type { HttpError } from 'http-errors'
 import getRawBody from 'raw-body'
 import type { Log } from './dependencies'
 import * as errors from './errors'
-import { inflateExactly, type InflaterAtOnce } from './inflate'
+import { inflateExactly, inflateUntilDamage, isEndedEarly, type InflaterAtOnce } from './inflate'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
 import { http2StreamOf } from './protocol'
 import { headerOf, sourceOf, type RequestSource } from './sources/source'
 import type { ReadLifetime } from './sources/request-source'
 import type { TypeMatcher } from './type-match'
 import type { BodyRequest, Variant } from './variants'
+import { LimitedInput, type StageInput } from './stage-input'
 import { WireCounter, parseLength } from './wire'
 
 /** Express's continuation: called once, with an error or without. */
@@ -40,11 +41,23 @@ export interface BodyStage {
   /** Whether this (uncompressed) body is small enough to be read whole first, with raw-body, and then given to `start`. */
   readsWhole (req: BodyRequest, limit: number): boolean
   /**
-   * Reads `input` (the body stream, inflated, or the whole body); calls `done` once, never from within `start`. Returns its abort: stop
-   * reading and remove whatever was stored, then call back (used when the pipeline fails the request first).
+   * Reads `input` (the body stream, inflated if need be and cut at `limit`, or the whole body); calls `done` once,
+   * never from within `start`.
    */
-  start (input: Readable | Buffer, req: BodyRequest, res: ServerResponse | undefined,
-    done: (err: HttpError | Error | null, result?: StageResult) => void): StageAbort
+  start (input: StageInput | Buffer, req: BodyRequest, res: ServerResponse | undefined,
+    done: (err: HttpError | Error | null, result?: StageResult) => void): StageReading
+}
+
+/** One request's reading by a stage. */
+export interface StageReading {
+  /** Stops reading and removes whatever was stored, then calls back (used when the pipeline fails the request first). */
+  readonly abort: StageAbort
+  /**
+   * Calls back, never synchronously, once the stage has judged every byte it was given: parsed them, and decided on
+   * each part they hold (a fileFilter may take its time). Before answering 413 for the bytes past `limit`, the
+   * pipeline waits on this, so that an error the stage meets before them is the answer however the body was split.
+   */
+  readonly judged: (callback: () => void) => void
 }
 
 /**
@@ -193,24 +206,40 @@ function readThenInflate (settings: ReadSettings, req: BodyRequest, body: Readab
   const { limit, debug } = settings
   if (debug.enabled) debug('inflate %s body at once', contentEncoding)
   const options = { length: headerOf(req, 'content-length'), limit, encoding: null } as getRawBody.Options
-  // The pieces as they arrived: a damaged body is inflated again as body-parser's stream saw it.
-  const pieces: number[] = []
-  const countPiece = (chunk: Buffer): void => { pieces.push(chunk.length) }
-  body.on('data', countPiece)
+  // The pieces as they arrived, kept until the wire passes `limit` (a damage before it is the answer then).
+  const pieces: Buffer[] = []
+  let received = 0
+  const keepPiece = (chunk: Buffer): void => {
+    if (received <= limit) pieces.push(chunk)
+    received += chunk.length
+  }
+  body.on('data', keepPiece)
   getRawBody(body, options, function onWire (err: getRawBody.RawBodyError | null, bytes: Buffer) {
-    body.removeListener('data', countPiece)
+    body.removeListener('data', keepPiece)
     if (err) {
-      fail(settings.discard, req, body, res, next, err)
+      // A 413 for the bytes read (not for a declared length over `limit`, refused before reading): a damage before them comes first.
+      const readPastLimit = err.type === 'entity.too.large' && (err as { received?: unknown }).received !== undefined
+      const damage = readPastLimit ? damageBeforeLimit(inflater, Buffer.concat(pieces).subarray(0, limit), limit) : null
+      fail(settings.discard, req, body, res, next, damage ?? err)
       return
     }
-    const createStream = settings.variant.decompressors.get(contentEncoding) as () => Transform
     // compat(v1, v2): body-parser's decompressor ends after the request, which Node destroys once it ended
     // (right after this callback): next() sees it so.
-    process.nextTick(inflateExactly, inflater, createStream, { bytes, pieces }, limit, function onInflated (error: Error | null, inflated?: Buffer) {
+    process.nextTick(inflateExactly, inflater, bytes, limit, function onInflated (error: Error | null, inflated?: Buffer) {
       if (error) fail(settings.discard, req, body, res, next, error)
       else finish(settings, req, res, next, inflated as Buffer, charset)
     })
   })
+}
+
+/**
+ * zlib's error when the first `limit` bytes of a body that passed `limit` on the wire hold a damage and inflate to no
+ * more than `limit` before it: the body's first error in byte order, before the wire's 413. Else null.
+ */
+function damageBeforeLimit (inflater: InflaterAtOnce, prefix: Buffer, limit: number): Error | null {
+  const { inflated, error } = inflateUntilDamage(inflater, prefix, limit + 1)
+  // A prefix ends inside the compressed stream: "unexpected end of file" is where it was cut, not a damage.
+  return error !== null && !isEndedEarly(error) && inflated.length <= limit ? error : null
 }
 
 /**
@@ -242,17 +271,27 @@ function readInflated (settings: ReadSettings, req: BodyRequest, body: Readable,
     if (settled) return
     settled = true
     wire.stop()
+    wireInput.stop()
     detachInflater(body, inflater)
     if (err) fail(settings.discard, req, body, res, next, err)
     else finish(settings, req, res, next, inflated as Buffer, charset)
   }
-  const wire = new WireCounter(body, limit, declared, settle, function onWireEnd () {
+  const wire = new WireCounter(body, Infinity, declared, settle, function onWireEnd () {
     if (inflated !== null) settle(null)
   })
-  body.pipe(inflater)
+  // Past `limit` on the wire: the bytes before it were all written to zlib, and a damage in them comes first.
+  const wireInput = new LimitedInput(body, limit, function onWirePastLimit (received) {
+    const err = errors.entityTooLarge(limit, received)
+    // After the compressed stream's end (zlib is done), or once zlib has inflated what it was given and not failed on it.
+    if (inflated !== null) settle(err)
+    else afterInflating(inflater, () => { if (!inflater.destroyed) settle(err) })
+  })
+  const wirePieces = writeTo(inflater, wireInput)
   getRawBody(inflater, { limit, encoding: null } as getRawBody.Options, function onInflated (err: getRawBody.RawBodyError | null, bytes: Buffer) {
     if (err) {
-      settle(err)
+      // zlib's error (it has no status): Node's zlib drops the output of the write it fails in, so whether the bytes
+      // before the damage inflate past `limit` (413, the first error in byte order) is worked out again, in one call.
+      settle(err.status === undefined ? inflatedPastLimitBefore(settings, contentEncoding, wirePieces) ?? err : err)
       return
     }
     inflated = bytes
@@ -268,9 +307,39 @@ function readInflated (settings: ReadSettings, req: BodyRequest, body: Readable,
 }
 
 /**
- * A streaming stage reads the body: the request (inflated if needed) is piped into it, the bytes are counted
- * against `limit` on the wire and after inflation, and the stage's result is handed on once both the stage and
- * the request have ended. Any failure stops the stage and removes what it stored before it is reported.
+ * Writes a body cut at `limit` to zlib as `pipe` would (waiting while zlib's buffer is full), and ends zlib once it
+ * has inflated every piece (see afterInflating). Returns the pieces written, kept (no more than `limit` bytes) to
+ * work out again what the bytes before a damage inflate to.
+ */
+function writeTo (inflater: Transform, wireInput: LimitedInput): Buffer[] {
+  const wirePieces: Buffer[] = []
+  wireInput.on('data', function toInflater (chunk: Buffer) {
+    if (inflater.destroyed) return
+    wirePieces.push(chunk)
+    if (!inflater.write(chunk)) wireInput.pause()
+  })
+  inflater.on('drain', () => { wireInput.resume() })
+  const endInflater = (): void => { afterInflating(inflater, () => { if (!inflater.destroyed) inflater.end() }) }
+  // A request whose stream was read before the parser ran ends zlib with nothing written, as `pipe` does.
+  if (wireInput.readableEnded) process.nextTick(endInflater)
+  else wireInput.once('end', endInflater)
+  return wirePieces
+}
+
+/** A 413 when the bytes before a damage inflate past `limit` (the body's first error), else null. */
+function inflatedPastLimitBefore (settings: ReadSettings, contentEncoding: string, wirePieces: readonly Buffer[]): HttpError | null {
+  const atOnce = settings.variant.inflatersAtOnce.get(contentEncoding)
+  if (atOnce === undefined) return null
+  const { inflated } = inflateUntilDamage(atOnce, Buffer.concat(wirePieces), settings.limit + 1)
+  return inflated.length > settings.limit ? errors.entityTooLarge(settings.limit, inflated.length) : null
+}
+
+/**
+ * A streaming stage reads the body: the request (inflated if need be) is given to it cut at `limit`, on the wire and
+ * after inflation, and the stage's result is handed on once both the stage and the request have ended. A body's
+ * answer is its first error in byte order (issue 45): past a limit the stage has been given the bytes up to it, and
+ * the 413 is the answer once it has judged them, unless it found an error in them. Any failure stops the stage and
+ * removes what it stored before it is reported.
  */
 function readStreaming (settings: ReadSettings, stage: BodyStage, source: RequestSource, lifetime: ReadLifetime, req: BodyRequest,
   bodyStream: () => Readable, res: ServerResponse, next: NextFunction, contentEncoding: string): void {
@@ -293,80 +362,95 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
   const inflater = contentEncoding === 'identity' ? null : (settings.variant.decompressors.get(contentEncoding) as () => Transform)()
   let settled = false
   let result: StageResult | null = null
-  let inflatedBytes = 0
   /** `err`: an error as it is to be reported (reading errors are described by errors.readFailed first). */
   const settle = (err: Error | null): void => {
     if (settled) return
     settled = true
     lifetime.onGone = null
     wire.stop()
+    wireInput.stop()
     if (inflater !== null) {
-      inflater.removeListener('data', countInflated)
-      body.removeListener('end', endInflater)
+      (inflated as LimitedInput).stop()
       detachInflater(body, inflater)
     }
     if (err === null) {
       deliverStaged(settings, req, next, result as StageResult)
       return
     }
-    body.unpipe()
     // A stage that had already failed (multer: a limit waiting for a write) reports its own error, as multer does.
-    abort((own) => { report(settings.discard, req, body, res, next, own ?? err) })
-  }
-  const countInflated = (chunk: Buffer): void => {
-    inflatedBytes += chunk.length
-    if (inflatedBytes > limit) settle(errors.entityTooLarge(limit, inflatedBytes))
+    reading.abort((own) => { report(settings.discard, req, body, res, next, own ?? err) })
   }
   const settleRead = (err: HttpError | getRawBody.RawBodyError | Error): void => { settle(errors.readFailed(err)) }
+  /** Past a limit (or at a damage zlib found): the stage was given the bytes before it; its judgement of them comes first. */
+  const refuseOnceJudged = (err: Error): void => { reading.judged(() => { settleRead(err) }) }
   /**
-   * A compressed body whose length is wrong (known at its end) or whose wire bytes pass `limit`: bytes that came
-   * before may still be in zlib. The stage reads them first, as it has read every byte of an uncompressed body by
-   * then, so that its own error (a malformed part) is the answer however fast zlib was; the wire's verdict comes
-   * after, and before zlib's own complaint about a body cut short. Past the limit nothing more is read.
+   * A compressed body whose length is wrong (known at its end): bytes that came before may still be in zlib. The
+   * stage reads them first, as it has read every byte of an uncompressed body by then; the length's verdict comes
+   * after, and before zlib's own complaint about a body cut short.
    */
-  let wireVerdict: Error | null = null
+  let lengthVerdict: Error | null = null
   const onWireError = (err: HttpError | getRawBody.RawBodyError | Error): void => {
-    const type = (err as { type?: unknown }).type
-    if (inflater === null || (type !== 'request.size.invalid' && type !== 'entity.too.large') || inflater.writableFinished) {
+    if (inflater === null || (err as { type?: unknown }).type !== 'request.size.invalid' || inflater.writableFinished) {
       settleRead(err)
       return
     }
-    wireVerdict = err
+    lengthVerdict = err
     const giveVerdict = (): void => { setImmediate(settleRead, err) }
     inflater.once('end', giveVerdict)
     inflater.once('close', giveVerdict)
-    if (type === 'entity.too.large') {
-      body.unpipe(inflater)
-      // After the chunk that passed the limit has reached zlib too (its 'data' listeners are all called).
-      process.nextTick(afterInflating, inflater, giveVerdict)
-    }
   }
-  const wire = new WireCounter(body, limit, declared, onWireError, function onWireEnd () {
+  // The count for a length that does not match, an abort or a read error; `limit` is the stage's input's to apply.
+  const wire = new WireCounter(body, Infinity, declared, onWireError, function onWireEnd () {
     if (result !== null) settle(null)
   })
-  let input: Readable = body
-  /** Ends zlib at the body's end, once it has inflated every piece (see afterInflating). */
-  function endInflater (): void {
-    if (inflater !== null) afterInflating(inflater, () => { if (!inflater.destroyed) inflater.end() })
-  }
+  // Past `limit` on the wire: the 413, once the stage has judged what the bytes before it are (inflated).
+  const wireInput = new LimitedInput(body, limit, function onWirePastLimit (received) {
+    const err = errors.entityTooLarge(limit, received)
+    if (inflater === null) refuseOnceJudged(err)
+    // zlib's output of the bytes before the limit all reaches the stage first (unless zlib fails on them: see below).
+    else afterInflating(inflater, () => { if (!inflater.destroyed) refuseOnceJudged(err) })
+  })
+  let inflated: LimitedInput | null = null
   if (inflater !== null) {
-    inflater.on('error', (err: Error) => { if (wireVerdict === null) settleRead(err) })
-    inflater.on('data', countInflated)
-    body.pipe(inflater, { end: false })
-    body.once('end', endInflater)
-    input = inflater
+    // A damage zlib finds in the wire bytes before the limit is an error before the wire's.
+    inflated = inflateForStage(settings, contentEncoding, inflater, wireInput, () => lengthVerdict !== null, refuseOnceJudged, refuseOnceJudged)
   }
-  const abort = stage.start(input, req, res, function onStaged (err, staged) {
+  const reading = stage.start(inflated ?? wireInput, req, res, function onStaged (err, staged) {
     if (err !== null) {
       settle(err)
       return
     }
     result = staged as StageResult
-    // A wire verdict waits for zlib's last bytes, never for a success.
-    if (wire.ended && wireVerdict === null) settle(null)
+    // A length verdict waits for zlib's last bytes, never for a success.
+    if (wire.ended && lengthVerdict === null) settle(null)
   })
   // The connection closed while the stage still waits (on a fileFilter or an engine that may never call back).
   lifetime.onGone = () => { settle(errors.requestAborted(wire.received, declared)) }
+}
+
+/**
+ * Inflates a body cut at `limit` on the wire for a stage: returns zlib's output, cut at `limit` too (`pastLimit`
+ * is given its 413). zlib's error is `damaged`'s, once what the bytes before the damage inflate to is given to the
+ * stage: Node's zlib drops the output of the write it fails in, so that output is worked out again, in one call,
+ * from the wire bytes, kept for this (no more than `limit`). An error after the inflated limit was passed, or zlib's
+ * complaint about a body whose length was wrong (`cutShort`), is not the answer.
+ */
+function inflateForStage (settings: ReadSettings, contentEncoding: string, inflater: Transform, wireInput: LimitedInput,
+  cutShort: () => boolean, pastLimit: (err: HttpError) => void, damaged: (err: Error) => void): LimitedInput {
+  const { limit } = settings
+  const inflated = new LimitedInput(inflater, limit, (received) => { pastLimit(errors.entityTooLarge(limit, received)) })
+  const wirePieces = writeTo(inflater, wireInput)
+  inflater.on('error', function onInflateError (err: Error) {
+    if (inflated.cut || (cutShort() && isEndedEarly(err))) return
+    const atOnce = settings.variant.inflatersAtOnce.get(contentEncoding)
+    if (atOnce !== undefined) {
+      const before = inflateUntilDamage(atOnce, Buffer.concat(wirePieces), limit + 1).inflated
+      if (before.length > inflated.received) inflated.write(before.subarray(inflated.received))
+      if (inflated.cut) return
+    }
+    damaged(err)
+  })
+  return inflated
 }
 
 /** A small body: read whole by raw-body (limit, length, aborts, as for the other parsers), then given to the stage at once. */
@@ -386,7 +470,7 @@ function startWhole (settings: ReadSettings, stage: BodyStage, lifetime: ReadLif
     return
   }
   let settled = false
-  const abort = stage.start(bytes as Buffer, req, res, function onStaged (stageErr, staged) {
+  const { abort } = stage.start(bytes as Buffer, req, res, function onStaged (stageErr, staged) {
     if (settled) return
     settled = true
     lifetime.onGone = null

@@ -84,6 +84,8 @@ class FormidableReading implements PartCollector {
   /** onPart promises not yet settled: the form ends after them, so a late rejection is still its error. */
   private pendingHooks = 0
   private formEnded = false
+  /** Callers of whenJudged waiting for the pending onPart promises. */
+  private judgedWaits: Array<() => void> = []
 
   constructor (private readonly rules: FormidableRules, private readonly settings: MultipartSettings) {}
 
@@ -156,6 +158,11 @@ class FormidableReading implements PartCollector {
     this.inner.abort(callback)
   }
 
+  whenJudged (callback: () => void): void {
+    if (this.pendingHooks === 0) this.inner.whenJudged(callback)
+    else this.judgedWaits.push(callback)
+  }
+
   /** onPart with the part and its handler (formidable's `_handlePart`); a throw or a rejection is the form's error. */
   private callOnPart (part: FormidablePart, handle: () => void): void {
     try {
@@ -164,8 +171,13 @@ class FormidableReading implements PartCollector {
       if (isThenable(returned)) {
         this.pendingHooks++
         returned.then(() => {
-          if (--this.pendingHooks === 0 && this.formEnded) this.inner.end()
-        }, (rejected: unknown) => { this.inner.fault(rejected) })
+          if (--this.pendingHooks > 0) return
+          if (this.formEnded) this.inner.end()
+          for (const judged of this.judgedWaits.splice(0)) this.inner.whenJudged(judged)
+        }, (rejected: unknown) => {
+          this.inner.fault(rejected)
+          for (const judged of this.judgedWaits.splice(0)) this.inner.whenJudged(judged)
+        })
       }
     } catch (thrown) {
       this.inner.fault(thrown)

@@ -3,6 +3,7 @@
 // split (nothing after the closing delimiter, every delimiter before it).
 import type { Readable } from 'stream'
 import type busboy from 'busboy'
+import type { StageInput } from '../stage-input'
 
 /** What the feed tells the part reader. */
 export interface FeedEvents {
@@ -71,7 +72,7 @@ function keepWithin (headerParser: HeaderParser): void {
  * would (the source waits while busboy's buffer is full), and ends it at the source's end. `failed`: busboy reported
  * an error, after which nothing more is written. Returns the feed's stop.
  */
-export function feedBusboy (parser: busboy.Busboy, source: Readable, leading: Buffer[], failed: () => boolean, events: FeedEvents): () => void {
+export function feedBusboy (parser: busboy.Busboy, source: StageInput, leading: Buffer[], failed: () => boolean, events: FeedEvents): () => void {
   let ended = false
   let stopped = false
   const openFiles = new Set<Readable>()

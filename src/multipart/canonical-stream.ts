@@ -2,6 +2,7 @@
 // and from the first delimiter followed by anything else, busboy reads on (test/multipart/stream.test.ts proves
 // the reading equal to busboy's for the same pieces).
 import { Readable } from 'stream'
+import type { StageInput } from '../stage-input'
 import type { StageAbort } from '../read'
 import { readPartHeaders, type NameReading } from './canonical-form'
 import { GuardedStream } from './guarded-stream'
@@ -56,6 +57,7 @@ class CollectorAfterHandOver implements PartCollector {
   unreadableFileName (name: string | undefined): void { this.collector.unreadableFileName(name) }
   fault (thrown: unknown): void { this.collector.fault(thrown) }
   abort (callback: (own?: Error) => void): void { this.collector.abort(callback) }
+  whenJudged (callback: () => void): void { this.collector.whenJudged(callback) }
   parserError (err: Error, empty: boolean): void {
     // After an error busboy closes at once, without waiting for its file streams.
     this.failed = true
@@ -96,7 +98,7 @@ function continuesAt (piece: Buffer, bytes: Buffer, from: number, count: number)
  * after which busboy would find nothing more. The first delimiter followed by anything else is handed to busboy with what came
  * after it. A body that ends inside a part's data is cut short, as busboy says. Returns the stage's abort.
  */
-export function readCanonicalStream (source: Readable, form: StreamedForm, config: ParserConfig, collector: PartCollector, handOver: HandOver): StageAbort {
+export function readCanonicalStream (source: StageInput, form: StreamedForm, config: ParserConfig, collector: PartCollector, handOver: HandOver): StageAbort {
   const limits = config.limits ?? {}
   const partsLimit = limits.parts ?? Infinity
   const filesLimit = limits.files ?? Infinity

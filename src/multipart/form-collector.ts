@@ -91,6 +91,10 @@ export function createFormCollector (settings: MultipartSettings, assembleFields
   // garbage collection every few thousand forms.
   const collector: PartCollector & { settled: boolean } = {
     settled: false,
+    // Nothing here waits on user code: every part is judged as it is reported.
+    whenJudged (callback) {
+      process.nextTick(callback)
+    },
     field (name, value, { valueTruncated: truncated }, asBytes) {
       if (collector.settled) return
       const problem = checkName(settings, name) ?? (

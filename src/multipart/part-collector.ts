@@ -49,6 +49,12 @@ export interface PartCollector {
   /** The form ended (its closing delimiter was read and the body ended). */
   end (): void
   readonly settled: boolean
+  /**
+   * Calls back (never synchronously) once every part reported so far is judged: no decision on it is still pending in
+   * user code (multer's async fileFilter, koaBody's onPart). Before it answers 413 for the bytes past `limit`, the
+   * pipeline gives the stage the bytes up to it and waits on this, so that an error met earlier in the body is the answer.
+   */
+  whenJudged (callback: () => void): void
   /** Stops: no outcome is reported any more; removes every stored file, then calls back. */
   abort (callback: (own?: Error) => void): void
 }

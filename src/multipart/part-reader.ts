@@ -7,6 +7,7 @@ import type busboy from 'busboy'
 import type { HttpError } from 'http-errors'
 import { loadBusboy, loadContentType } from '../dependencies'
 import type { BodyStage, StageAbort, StageResult } from '../read'
+import type { StageInput } from '../stage-input'
 import type { BodyRequest } from '../variants'
 import { headerOf } from '../sources/source'
 import { isSmallBody, readCanonicalForm, readsLikeBusboy, type CanonicalPart, type NameReading } from './canonical-form'
@@ -82,33 +83,57 @@ export function createMultipartStage (policy: FormPolicy): BodyStage {
         reading = policy.begin(req, res, done)
       } catch (err) {
         process.nextTick(done, err as Error)
-        return (callback) => { process.nextTick(callback) }
+        return { abort: (callback) => { process.nextTick(callback) }, judged: (callback) => { process.nextTick(callback) } }
       }
       const { config, collector } = reading
+      // The busboy parser reading the body, once there is one: its held writes are bytes not judged yet.
+      const parsing: Parsing = { parser: null }
+      const judged = (callback: () => void): void => { whenParsed(parsing, () => { collector.whenJudged(callback) }) }
       const form = policy.fastPath ? readsLikeBusboy(headerOf(req, 'content-type') as string, config, UNDECLARED_AS_BYTES) : null
       if (!Buffer.isBuffer(input)) {
-        if (form === null) return readWithBusboy(config, collector, input, req)
-        return readCanonicalStream(input, form, config, collector, (pieces, used, empty, readingOn) =>
-          readWithBusboy(withCountsUsed(config, used), readingOn, input, req, pieces, empty))
+        if (form === null) return { abort: readWithBusboy(config, collector, input, req, parsing), judged }
+        const abort = readCanonicalStream(input, form, config, collector, (pieces, used, empty, readingOn) =>
+          readWithBusboy(withCountsUsed(config, used), readingOn, input, req, parsing, pieces, empty))
+        return { abort, judged }
       }
-      // An empty body is the policy's to judge (an empty form to multipart(), busboy's error to multer): busboy says which.
-      const parts = form === null || input.length === 0 ? null : readCanonicalFormSafely(input, form.boundary, form.names)
-      if (parts !== null) {
-        try {
-          return readCanonicalParts(config, collector, input, parts, form?.valuesAsBytes === true)
-        } catch (thrown) {
-          // What the parts were reported to threw (user code: a fileFilter, a storage engine).
-          collector.fault(thrown)
-          return (callback) => { collector.abort(callback) }
-        }
-      }
-      // Not canonical: busboy reads the same bytes, in one piece.
-      const stream = new Readable({ read () {} })
-      stream.push(input)
-      stream.push(null)
-      return readWithBusboy(config, collector, stream, req)
+      return { abort: readWholeBody(config, collector, input, req, form), judged }
     }
   }
+}
+
+/** A body read whole: the fast path's reading when the form is canonical, else busboy's, in one piece. Returns the abort. */
+function readWholeBody (config: ParserConfig, collector: PartCollector, input: Buffer, req: BodyRequest, form: ReturnType<typeof readsLikeBusboy>): StageAbort {
+  // An empty body is the policy's to judge (an empty form to multipart(), busboy's error to multer): busboy says which.
+  const parts = form === null || input.length === 0 ? null : readCanonicalFormSafely(input, form.boundary, form.names)
+  if (parts !== null) {
+    try {
+      return readCanonicalParts(config, collector, input, parts, form?.valuesAsBytes === true)
+    } catch (thrown) {
+      // What the parts were reported to threw (user code: a fileFilter, a storage engine).
+      collector.fault(thrown)
+      return (callback) => { collector.abort(callback) }
+    }
+  }
+  // Not canonical: busboy reads the same bytes, in one piece.
+  const stream = new Readable({ read () {} })
+  stream.push(input)
+  stream.push(null)
+  return readWithBusboy(config, collector, stream, req, { parser: null })
+}
+
+/** The busboy parser of one request's reading, set once it is made. */
+interface Parsing {
+  parser: busboy.Busboy | null
+}
+
+/**
+ * Calls `then` once busboy has parsed every byte written to it (it holds a write while a file stream it feeds is
+ * full: the bytes after it wait) and what it found was reported (its errors come on the next tick).
+ */
+function whenParsed (parsing: Parsing, then: () => void): void {
+  const { parser } = parsing
+  if (parser === null || parser.destroyed || parser.writableLength === 0) setImmediate(then)
+  else setTimeout(whenParsed, 1, parsing, then)
 }
 
 /** The fast path's reading, or null: it can only ever send a body to busboy, never be the reason a request fails. */
@@ -131,7 +156,7 @@ function withCountsUsed (config: ParserConfig, used: UsedCounts): ParserConfig {
  * Reads a body stream with busboy: first the `leading` pieces (the rest of a form another reader began, from a
  * delimiter on), then the source. `empty`: whether no byte of the body has arrived yet. Returns the stage's abort.
  */
-function readWithBusboy (config: ParserConfig, collector: PartCollector, source: Readable, req: BodyRequest,
+function readWithBusboy (config: ParserConfig, collector: PartCollector, source: StageInput, req: BodyRequest, parsing: Parsing,
   leading: Buffer[] = [], emptySoFar = true): StageAbort {
   let parser: busboy.Busboy
   const undeclared = config.defCharset === UNDECLARED_AS_BYTES ? new UndeclaredCharset() : null
@@ -147,6 +172,7 @@ function readWithBusboy (config: ParserConfig, collector: PartCollector, source:
     collector.parserError(err as Error, false)
     return (callback) => { collector.abort(callback) }
   }
+  parsing.parser = parser
   // RFC 6266 §4.3: an unreadable `filename*` falls back to `filename` (busboy alone skips the part without a word).
   fallBackFromUnreadableFileNames(parser, config.defParamCharset, (name) => { collector.unreadableFileName(name) })
   parser.on('field', (name: string | undefined, value: string | undefined, info: busboy.FieldInfo) => {

@@ -95,6 +95,7 @@ function recordingCollector (pace: Pace): { collector: PartCollector, log: Log, 
   let files = 0
   const collector: PartCollector = {
     settled: false,
+    whenJudged (callback) { process.nextTick(callback) },
     field (name, value, info, asBytes) { note(['field', name, value, info.valueTruncated, asBytes]) },
     file (name, stream, info) {
       if (aborted || failed) {
@@ -169,7 +170,7 @@ async function read (drawn: Case, body: Buffer, fastPath: boolean): Promise<{ lo
   } as Readable['on']
   const baseline = listenerCounts(source)
   const req = { headers: { 'content-type': 'multipart/form-data; boundary=' + drawn.input.boundary } } as unknown as IncomingMessage
-  const abort = createMultipartStage(policy).start(source, req, undefined, () => {})
+  const { abort } = createMultipartStage(policy).start(source, req, undefined, () => {})
   const pieces = drawn.pieceSize === null ? toPieces(drawn.input, body) : splitEvery(body, drawn.pieceSize)
   for (const piece of pieces) {
     source.push(piece)

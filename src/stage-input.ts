@@ -1,0 +1,88 @@
+// The body as a streaming stage reads it: cut at `limit`, so that the stage judges every byte up to it however the body was split.
+import { EventEmitter } from 'events'
+import type { Readable } from 'stream'
+
+/** A stream listener, typed as Node's own (any arguments), so that a Readable and a LimitedInput both fit. */
+type Listener = Parameters<Readable['on']>[1]
+
+/** What a stage reads a body stream through (its 'data' and 'end'): a Readable, or a LimitedInput over one. */
+export interface StageInput {
+  on (event: string, listener: Listener): unknown
+  once (event: string, listener: Listener): unknown
+  removeListener (event: string, listener: Listener): unknown
+  pause (): unknown
+  resume (): unknown
+  readonly readableEnded: boolean
+}
+
+/**
+ * A stream cut at `limit` (issue 45: a body's answer is its first error in byte order, and going past
+ * `limit` is an error at the first byte beyond it). Its pieces are passed on as they come while within the limit; of
+ * the piece that crosses it only the bytes up to it are, after which nothing more is (no 'end' either), the source
+ * is paused, and `onPastLimit` is called with the count. A stage reading this has been given every byte before the
+ * limit, whether the body came whole, in pieces, or a byte at a time; the pipeline answers 413 once the stage has
+ * judged them, unless it found an error in them first.
+ */
+export class LimitedInput extends EventEmitter implements StageInput {
+  /** The bytes the source brought, the crossing piece's whole length included. */
+  received = 0
+  /** Whether the limit was passed. */
+  cut = false
+  private readonly source: Readable
+  private readonly limit: number
+  private readonly onPastLimit: (received: number) => void
+
+  constructor (source: Readable, limit: number, onPastLimit: (received: number) => void) {
+    super()
+    this.source = source
+    this.limit = limit
+    this.onPastLimit = onPastLimit
+    source.on('data', this.pass)
+    source.on('end', this.passEnd)
+  }
+
+  get readableEnded (): boolean {
+    return !this.cut && this.source.readableEnded
+  }
+
+  pause (): this {
+    this.source.pause()
+    return this
+  }
+
+  resume (): this {
+    if (!this.cut) this.source.resume()
+    return this
+  }
+
+  /** Passes on bytes that come from elsewhere than the source (what zlib inflated before an error lost it), within the limit as any piece. */
+  write (chunk: Buffer): void {
+    if (!this.cut) this.pass(chunk)
+  }
+
+  /** Stops listening to the source; safe to call more than once. */
+  stop (): void {
+    this.source.removeListener('data', this.pass)
+    this.source.removeListener('end', this.passEnd)
+  }
+
+  private readonly pass = (piece: Buffer | string): void => {
+    // A stream with an encoding set (a developer error) emits strings: as `pipe` writes them to zlib, in UTF-8.
+    const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece
+    const before = this.received
+    this.received += chunk.length
+    if (this.received <= this.limit) {
+      this.emit('data', chunk)
+      return
+    }
+    this.cut = true
+    this.stop()
+    this.source.pause()
+    if (before < this.limit) this.emit('data', chunk.subarray(0, this.limit - before))
+    this.onPastLimit(this.received)
+  }
+
+  private readonly passEnd = (): void => {
+    this.emit('end')
+  }
+}

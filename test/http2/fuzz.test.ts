@@ -40,18 +40,6 @@ function comparable (result: Result): Result {
   return { status: result.status, json: comparableJson(result.json, true) }
 }
 
-/** Whether the answer to this request may depend on how its pieces arrived (see the property). */
-function timingDependent (input: FuzzInput, pieces: number): boolean {
-  const encoding = (input.contentEncoding ?? 'identity').toLowerCase()
-  return input.inflate && encoding !== 'identity' && pieces > 1 && ['truncate', 'trailing', 'flip'].includes(input.mangle)
-}
-
-/** A damaged compressed body's answer: the 413 past `limit` before the damage, or zlib's (or brotli's) 400. */
-function isDamageVerdict (result: Result): boolean {
-  if (result.status === 413) return result.json.type === 'entity.too.large'
-  return result.status === 400 && typeof result.json.code === 'string' && result.json.type === undefined
-}
-
 let h2: H2Server
 let h11: http.Server
 let ids = 0
@@ -94,15 +82,9 @@ for (const on of [true, false]) {
               return
             }
             const over11 = await postHttp1((h11.address() as AddressInfo).port, path, headers, wire.chunks, true)
-            const same = JSON.stringify(comparable(over2)) === JSON.stringify(comparable(over11))
-            if (!same && timingDependent(input, wire.chunks.length)) {
-              // A damaged compressed body in pieces: the verdict depends on how the pieces arrived (body-parser's
-              // stream loses the last piece's output if the request ended first; docs/differences.md), and HTTP/2
-              // frames and TCP reads cut them differently. Both must still be one of the two verdicts.
-              for (const result of [over2, over11]) assert.ok(isDamageVerdict(result), JSON.stringify(result))
-            } else {
-              assert.deepEqual(comparable(over2), comparable(over11))
-            }
+            // A damaged compressed body too: its answer is its first error in byte order however HTTP/2 frames and
+            // TCP reads cut its pieces (issue 45).
+            assert.deepEqual(comparable(over2), comparable(over11))
           } finally {
             slots.delete(path)
           }

@@ -1,6 +1,6 @@
 // Issue 45, "One body, one answer at the limit": a body's answer is its first error in byte order, where going past
 // `limit` (or a file past its size limit) is an error at the first byte beyond it. These are the issue's examples,
-// each delivered every way it can arrive; each must get the one answer the rule gives. They fail until the fix: named *.pending.ts, npm test does not run them yet (ISSUE-45.md).
+// each delivered every way it can arrive; each must get the one answer the rule gives.
 import assert from 'node:assert/strict'
 import zlib from 'node:zlib'
 import { describe, it } from 'node:test'

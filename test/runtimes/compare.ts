@@ -94,49 +94,17 @@ export function comparable (answer: Answer): Compared {
   return { status: answer.status, json: rest }
 }
 
-export type Allowance = 'engine message' | 'size or damage' | 'damage or its output'
-
-/** A limit no drawn or corpus body reaches, compressed or not, below the one-call inflation's bound (the same code path). */
-export const UNREACHED = 100_000
-
-/**
- * A request whose refusal for its size or for a damage may come first by how its bytes are grouped into chunks (see
- * allowedDifference): what the difference is checked against.
- */
-export interface SizeOrDamage {
-  /** Node's answer to the same request with a limit of UNREACHED. */
-  unlimited: () => Promise<Compared>
-  /** A damaged compressed body's: what Node's zlib says of it inflated at once. */
-  zlibMessage?: () => string | null
-}
+export type Allowance = 'engine message'
 
 /**
  * Why a runtime's answer may differ from Node's and both be right, or null. Either way nothing else may differ.
- * - A JSON SyntaxError's message is the engine's: JavaScriptCore's on Bun (as in web-servers.test.ts); the newer V8 of
- *   Deno and workerd adds ` (line 1 column 7)` to Node 20's.
- * - A damaged compressed body may be refused for its size (413) or for its damage (zlib's 400, or a refusal of what
- *   the damage inflated to): which comes first depends on when its pieces arrive, not on the reader. Node itself gives
- *   the damage instead of the size for the same bytes when the chunks arrive 50 ms apart (measured on Node 20 with a
- *   flipped gzip form); a runtime that hands the reader each chunk as it comes may do so with no gap. The other
- *   refusal must then be the one Node gives with a limit never reached.
- * - So may a body over the limit sent chunked, compressed or not, with a damage before the limit: the reader refuses
- *   as soon as the bytes it was handed pass the limit (as raw-body does), unparsed, so a chunk that crosses the limit
- *   hides a damage in it. Deno 2.9.6 hands on as one the HTTP chunks that came in together (measured: chunks of 100,
- *   100, 100 and 50 bytes written at once reached the handler as one of 350, two times in three), Node each on its
- *   own. The multipart fuzz target accepts the same in process (any refusal of a body over the limit delivered in pieces).
- * - A damaged compressed body's zlib error may come before or after a refusal of what the damage inflated to
- *   (a malformed part header): Deno's zlib can stop at the damage before it hands on the bytes inflated ahead of
- *   it. Both are 400s, and the zlib error must be the one Node's zlib gives for the same bytes inflated at once.
+ * A JSON SyntaxError's message is the engine's: JavaScriptCore's on Bun (as in web-servers.test.ts); the newer V8 of
+ * Deno and workerd adds ` (line 1 column 7)` to Node 20's. Nothing else: a body's answer is its first error in byte
+ * order however its chunks are grouped (issue 45), so a body over its limit, or a damaged compressed one, gets
+ * the same answer on every runtime, whichever of its pieces came together.
  */
-function allowedDifference (race: SizeOrDamage | null, fromRuntime: Compared, fromNode: Compared): Allowance | null {
-  if (fromRuntime.json?.type === 'entity.parse.failed' && fromNode.json?.type === 'entity.parse.failed') return 'engine message'
-  if (race === null) return null
-  const size = (a: Compared): boolean => a.status === 413 && a.json?.type === 'entity.too.large'
-  const damaged = (a: Compared): boolean => a.status !== null && a.status >= 400 && a.status < 500 && !size(a)
-  if ((size(fromRuntime) && damaged(fromNode)) || (damaged(fromRuntime) && size(fromNode))) return 'size or damage'
-  if (race.zlibMessage === undefined) return null
-  const zlibError = (a: Compared): boolean => a.status === 400 && a.json?.type === null
-  return fromRuntime.status === 400 && fromNode.status === 400 && zlibError(fromRuntime) !== zlibError(fromNode) ? 'damage or its output' : null
+function allowedDifference (fromRuntime: Compared, fromNode: Compared): Allowance | null {
+  return fromRuntime.json?.type === 'entity.parse.failed' && fromNode.json?.type === 'entity.parse.failed' ? 'engine message' : null
 }
 
 /** A JSON SyntaxError's message as compared: none from JavaScriptCore, V8's without the position newer versions add. */
@@ -146,27 +114,15 @@ function engineMessage (runtime: Runtime['name'] | 'node', message: unknown): un
 }
 
 /**
- * Asserts that a runtime answered as Node did, but for an allowed difference (`race`: how the request's refusal may
- * depend on its chunks, null if it may not). Resolves with the allowed difference met, or null when the answers are the same.
+ * Asserts that a runtime answered as Node did, but for an allowed difference. Resolves with the allowed difference
+ * met, or null when the answers are the same.
  */
-export async function assertSameAnswer (runtime: Runtime['name'], fromRuntime: Answer, fromNode: Answer, why: string, race: SizeOrDamage | null): Promise<Allowance | null> {
+export async function assertSameAnswer (runtime: Runtime['name'], fromRuntime: Answer, fromNode: Answer, why: string): Promise<Allowance | null> {
   const [a, b] = [comparable(fromRuntime), comparable(fromNode)]
-  const allowing = allowedDifference(race, a, b)
-  if (allowing === 'engine message') {
+  if (allowedDifference(a, b) === 'engine message') {
     const message = engineMessage(runtime, a.json?.message)
     assert.deepEqual({ ...a, json: { ...a.json, message } }, { ...b, json: { ...b.json, message: message === null ? null : engineMessage('node', b.json?.message) } }, why)
-    return a.json?.message === b.json?.message ? null : allowing
-  }
-  if (allowing === 'damage or its output' && race?.zlibMessage !== undefined) {
-    const [zlibSide, otherSide] = a.json?.type === null ? [a, b] : [b, a]
-    assert.equal(zlibSide.json?.message, race.zlibMessage(), `${why}\nthe zlib error is not Node's zlib's for these bytes`)
-    assert.notEqual(otherSide.json?.type, undefined, why)
-    return allowing
-  }
-  if (allowing === 'size or damage' && race !== null) {
-    const unlimited = await race.unlimited()
-    assert.deepEqual(a.status === 413 ? b : a, unlimited, `${why}\nNode, limit ${UNREACHED}: ${JSON.stringify(unlimited)}`)
-    return allowing
+    return a.json?.message === b.json?.message ? null : 'engine message'
   }
   assert.deepEqual(a, b, why)
   return null

@@ -10,7 +10,7 @@ import { isDeepStrictEqual } from 'node:util'
 import { sourceOf, splitAt } from '../fuzz/targets/harness'
 import * as multipartTarget from '../fuzz/targets/multipart'
 import * as webTarget from '../fuzz/targets/web'
-import { assertSameAnswer, comparable, describeRequest, drawnRequest, loadDist, send, serveNode, show, UNREACHED, type WireRequest } from './compare'
+import { assertSameAnswer, describeRequest, drawnRequest, loadDist, send, serveNode, show, type WireRequest } from './compare'
 import { RUNTIMES, serveRuntime, type Answer, type Runtime, type Server } from './runtime-servers'
 import type { Readers } from './web-routes'
 
@@ -24,8 +24,6 @@ type Kind = 'json' | 'text' | 'urlencoded' | 'raw' | 'multipart'
 interface Replay {
   name: string
   request: WireRequest
-  /** A body over its limit sent chunked: the same request with a limit never reached (see SizeOrDamage). */
-  unlimited: WireRequest | null
   /** Node's answer, asked once and compared with every runtime's. */
   fromNode?: Answer
 }
@@ -97,9 +95,7 @@ async function readCorpus (readers: Readers): Promise<Corpus> {
     const body = Buffer.concat(wire.chunks)
     const pieces = input.framing === 'chunked' ? wire.chunks : 'length'
     const request = (limit: number): WireRequest => drawnRequest(input.kind, headers, { ...options, limit }, body, pieces)
-    // The limit is the inflated body's: over it, sent or inflated.
-    const overLimit = pieces !== 'length' && Math.max(body.length, input.payload.length) > input.limit
-    corpus.replays.push({ name: `web/${file} (${input.kind}, ${pieces === 'length' ? 'length' : 'chunked'})`, request: request(input.limit), unlimited: overLimit ? request(UNREACHED) : null })
+    corpus.replays.push({ name: `web/${file} (${input.kind}, ${pieces === 'length' ? 'length' : 'chunked'})`, request: request(input.limit) })
   }
 
   for (const file of filesOf('multipart')) {
@@ -110,14 +106,8 @@ async function readCorpus (readers: Readers): Promise<Corpus> {
     if (skip('multipart', file, await whyNotSent(readers, 'multipart', headers, options))) continue
     // The target's deliveries that HTTP carries: whole with its length, and chunked in the drawn pieces.
     const pieces = splitAt(input.body, input.splits)
-    // No limit: the default, 100 KiB or more, which no fuzz input (64 KiB at most) reaches.
-    const overLimit = input.body.length > (input.limit ?? Infinity)
-    corpus.replays.push({ name: `multipart/${file} (length)`, request: drawnRequest('multipart', headers, options, input.body, 'length'), unlimited: null })
-    corpus.replays.push({
-      name: `multipart/${file} (chunked)`,
-      request: drawnRequest('multipart', headers, options, input.body, pieces),
-      unlimited: overLimit ? drawnRequest('multipart', headers, { ...options, limit: UNREACHED }, input.body, pieces) : null
-    })
+    corpus.replays.push({ name: `multipart/${file} (length)`, request: drawnRequest('multipart', headers, options, input.body, 'length') })
+    corpus.replays.push({ name: `multipart/${file} (chunked)`, request: drawnRequest('multipart', headers, options, input.body, pieces) })
   }
   return corpus
 }
@@ -151,10 +141,8 @@ describe('the web and multipart fuzz corpora across runtimes, against the same r
         continue
       }
       countIn(statuses, fromRuntime.status)
-      const { unlimited } = replay
-      const race = unlimited === null ? null : { unlimited: async () => comparable(await send(node.port(), unlimited)) }
       try {
-        const allowing = await assertSameAnswer(runtime.name, fromRuntime, fromNode, `${replay.name}\n${runtime.name}: ${show(fromRuntime)}\nNode: ${show(fromNode)}\n${wire}`, race)
+        const allowing = await assertSameAnswer(runtime.name, fromRuntime, fromNode, `${replay.name}\n${runtime.name}: ${show(fromRuntime)}\nNode: ${show(fromNode)}\n${wire}`)
         if (allowing !== null) countIn(allowed, allowing)
       } catch (err) {
         differences.push((err as Error).message)

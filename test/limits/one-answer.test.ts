@@ -133,4 +133,37 @@ describe('issue 45: one body, one answer at the limit', () => {
       assert.deepEqual(wrong, [], 'delivery-dependent answers:\n' + wrong.join('\n'))
     })
   })
+
+  describe('a compressed json body past the limit on the wire, damaged in its first `limit` bytes', () => {
+    // Incompressible text: its gzip is longer than the limit, so the wire passes it.
+    const text = JSON.stringify({ words: Array.from({ length: 12 }, (_, i) => (i * 7919).toString(36) + 'qzx' + String.fromCharCode(97 + i)) })
+    const intact = zlib.gzipSync(text)
+    const limit = 40
+    const damaged = Buffer.from(intact)
+    damaged[3] = 0xe0 // FLG with reserved bits set: zlib refuses the gzip header at byte 3
+    const headers = { 'content-type': 'application/json', 'content-encoding': 'gzip' }
+
+    it('is past the limit on the wire', () => {
+      assert.ok(intact.length > limit + 8, `${intact.length} bytes on the wire`)
+    })
+
+    it('answers zlib\'s 400 in every delivery without Content-Length (the damage comes before the wire\'s limit)', async () => {
+      const answers: Array<[Delivery, Answer]> = []
+      for (const delivery of deliveriesOf(damaged, [2, 4, limit - 1, limit + 1])) {
+        if (!delivery.length) answers.push([delivery, await readerAnswer('json', { limit }, headers, delivery)])
+      }
+      const wrong = wrongOnes(answers, () => ({ status: 400, message: 'unknown header flags set' }))
+      assert.deepEqual(wrong, [], 'delivery-dependent answers:\n' + wrong.join('\n'))
+    })
+
+    it('answers 413 in every delivery of the intact body, and with Content-Length for the damaged one', async () => {
+      const answers: Array<[Delivery, Answer]> = []
+      for (const delivery of deliveriesOf(intact, [2, 4, limit - 1, limit + 1])) answers.push([delivery, await readerAnswer('json', { limit }, headers, delivery)])
+      for (const delivery of deliveriesOf(damaged, [limit - 1])) {
+        if (delivery.length) answers.push([delivery, await readerAnswer('json', { limit }, headers, delivery)])
+      }
+      const wrong = wrongOnes(answers, () => ({ status: 413, type: 'entity.too.large' }))
+      assert.deepEqual(wrong, [], 'delivery-dependent answers:\n' + wrong.join('\n'))
+    })
+  })
 })

@@ -47,7 +47,7 @@ export function requestOf (input: Input): { wire: Wire, options: object } {
   const headers: Record<string, string> = { ...framingHeaders(input.framing, body.length) }
   if (input.contentType !== '') headers['content-type'] = input.contentType
   if (input.encoding !== 'identity') headers['content-encoding'] = input.encoding
-  // A body given whole arrives whole (a damaged compressed body's answer may depend on its pieces).
+  // A body given whole arrives whole, as a Web Request of bytes does.
   const chunks = input.asBytes ? [body] : splitAt(body, input.splits)
   const options = input.kind === 'multipart' ? { limit: input.limit, files: { storage: 'memory' } } : { limit: input.limit, extended: input.extended }
   return { wire: { headers, chunks }, options }

@@ -6,7 +6,7 @@ import type { HttpError } from 'http-errors'
 import getRawBody from 'raw-body'
 import type { Log } from './dependencies'
 import * as errors from './errors'
-import { inflateExactly, inflateUntilDamage, isEndedEarly, type InflaterAtOnce } from './inflate'
+import { AT_ONCE_MAX_LIMIT, inflateExactly, inflateUntilDamage, isEndedEarly, type InflaterAtOnce } from './inflate'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
 import { http2StreamOf } from './protocol'
 import { headerOf, sourceOf, type RequestSource } from './sources/source'
@@ -286,12 +286,13 @@ function readInflated (settings: ReadSettings, req: BodyRequest, body: Readable,
     if (inflated !== null) settle(err)
     else afterInflating(inflater, () => { if (!inflater.destroyed) settle(err) })
   })
-  const wirePieces = writeTo(inflater, wireInput)
+  const salvager = salvagerOf(settings, contentEncoding)
+  const wirePieces = writeTo(inflater, wireInput, salvager !== undefined)
   getRawBody(inflater, { limit, encoding: null } as getRawBody.Options, function onInflated (err: getRawBody.RawBodyError | null, bytes: Buffer) {
     if (err) {
       // zlib's error (it has no status): Node's zlib drops the output of the write it fails in, so whether the bytes
       // before the damage inflate past `limit` (413, the first error in byte order) is worked out again, in one call.
-      settle(err.status === undefined ? inflatedPastLimitBefore(settings, contentEncoding, wirePieces) ?? err : err)
+      settle(err.status === undefined ? inflatedPastLimitBefore(salvager, wirePieces, limit) ?? err : err)
       return
     }
     inflated = bytes
@@ -308,14 +309,14 @@ function readInflated (settings: ReadSettings, req: BodyRequest, body: Readable,
 
 /**
  * Writes a body cut at `limit` to zlib as `pipe` would (waiting while zlib's buffer is full), and ends zlib once it
- * has inflated every piece (see afterInflating). Returns the pieces written, kept (no more than `limit` bytes) to
- * work out again what the bytes before a damage inflate to.
+ * has inflated every piece (see afterInflating). Returns the pieces written when `keepPieces` (no more than `limit`
+ * bytes), to work out again what the bytes before a damage inflate to; else an empty list.
  */
-function writeTo (inflater: Transform, wireInput: LimitedInput): Buffer[] {
+function writeTo (inflater: Transform, wireInput: LimitedInput, keepPieces: boolean): Buffer[] {
   const wirePieces: Buffer[] = []
   wireInput.on('data', function toInflater (chunk: Buffer) {
     if (inflater.destroyed) return
-    wirePieces.push(chunk)
+    if (keepPieces) wirePieces.push(chunk)
     if (!inflater.write(chunk)) wireInput.pause()
   })
   inflater.on('drain', () => { wireInput.resume() })
@@ -326,12 +327,27 @@ function writeTo (inflater: Transform, wireInput: LimitedInput): Buffer[] {
   return wirePieces
 }
 
+/**
+ * The one-shot inflater that works out again what a damaged body's bytes before the damage inflate to, when that
+ * work is bounded as `inflateExactly`'s is: `limit` at most AT_ONCE_MAX_LIMIT (the wire kept and each call's output
+ * are no more than that), and the body one whose inflation is bounded on the loop (`onLoop`: not a large br body).
+ * Above it nothing is kept, and zlib's error is the answer without the output it dropped (body-parser's answer).
+ */
+function salvagerOf (settings: ReadSettings, contentEncoding: string): InflaterAtOnce | undefined {
+  return settings.limit <= AT_ONCE_MAX_LIMIT ? settings.variant.inflatersAtOnce.get(contentEncoding) : undefined
+}
+
+/** What the wire bytes before a damage inflate to (up to `limit` + 1 bytes), when their inflation is bounded on the loop; else null. */
+function inflatedBeforeDamage (salvager: InflaterAtOnce | undefined, wirePieces: readonly Buffer[], limit: number): Buffer | null {
+  if (salvager === undefined) return null
+  const wire = Buffer.concat(wirePieces)
+  return salvager.onLoop(wire, limit) ? inflateUntilDamage(salvager, wire, limit + 1).inflated : null
+}
+
 /** A 413 when the bytes before a damage inflate past `limit` (the body's first error), else null. */
-function inflatedPastLimitBefore (settings: ReadSettings, contentEncoding: string, wirePieces: readonly Buffer[]): HttpError | null {
-  const atOnce = settings.variant.inflatersAtOnce.get(contentEncoding)
-  if (atOnce === undefined) return null
-  const { inflated } = inflateUntilDamage(atOnce, Buffer.concat(wirePieces), settings.limit + 1)
-  return inflated.length > settings.limit ? errors.entityTooLarge(settings.limit, inflated.length) : null
+function inflatedPastLimitBefore (salvager: InflaterAtOnce | undefined, wirePieces: readonly Buffer[], limit: number): HttpError | null {
+  const inflated = inflatedBeforeDamage(salvager, wirePieces, limit)
+  return inflated !== null && inflated.length > limit ? errors.entityTooLarge(limit, inflated.length) : null
 }
 
 /**
@@ -431,23 +447,21 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
 /**
  * Inflates a body cut at `limit` on the wire for a stage: returns zlib's output, cut at `limit` too (`pastLimit`
  * is given its 413). zlib's error is `damaged`'s, once what the bytes before the damage inflate to is given to the
- * stage: Node's zlib drops the output of the write it fails in, so that output is worked out again, in one call,
- * from the wire bytes, kept for this (no more than `limit`). An error after the inflated limit was passed, or zlib's
- * complaint about a body whose length was wrong (`cutShort`), is not the answer.
+ * stage: Node's zlib drops the output of the write it fails in, so that output is worked out again from the wire
+ * bytes, kept for this where that work is bounded (`salvagerOf`: a `limit` of at most 256 KiB). An error after the
+ * inflated limit was passed, or zlib's complaint about a body whose length was wrong (`cutShort`), is not the answer.
  */
 function inflateForStage (settings: ReadSettings, contentEncoding: string, inflater: Transform, wireInput: LimitedInput,
   cutShort: () => boolean, pastLimit: (err: HttpError) => void, damaged: (err: Error) => void): LimitedInput {
   const { limit } = settings
   const inflated = new LimitedInput(inflater, limit, (received) => { pastLimit(errors.entityTooLarge(limit, received)) })
-  const wirePieces = writeTo(inflater, wireInput)
+  const salvager = salvagerOf(settings, contentEncoding)
+  const wirePieces = writeTo(inflater, wireInput, salvager !== undefined)
   inflater.on('error', function onInflateError (err: Error) {
     if (inflated.cut || (cutShort() && isEndedEarly(err))) return
-    const atOnce = settings.variant.inflatersAtOnce.get(contentEncoding)
-    if (atOnce !== undefined) {
-      const before = inflateUntilDamage(atOnce, Buffer.concat(wirePieces), limit + 1).inflated
-      if (before.length > inflated.received) inflated.write(before.subarray(inflated.received))
-      if (inflated.cut) return
-    }
+    const before = inflatedBeforeDamage(salvager, wirePieces, limit)
+    if (before !== null && before.length > inflated.received) inflated.write(before.subarray(inflated.received))
+    if (inflated.cut) return
     damaged(err)
   })
   return inflated

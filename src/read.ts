@@ -237,6 +237,8 @@ function readThenInflate (settings: ReadSettings, req: BodyRequest, body: Readab
  * more than `limit` before it: the body's first error in byte order, before the wire's 413. Else null.
  */
 function damageBeforeLimit (inflater: InflaterAtOnce, prefix: Buffer, limit: number): Error | null {
+  // Only where the loop inflates it within bounds (not a br body with a large first meta-block): else the 413 stands.
+  if (!inflater.onLoop(prefix, limit)) return null
   const { inflated, error } = inflateUntilDamage(inflater, prefix, limit + 1)
   // A prefix ends inside the compressed stream: "unexpected end of file" is where it was cut, not a damage.
   return error !== null && !isEndedEarly(error) && inflated.length <= limit ? error : null

@@ -231,6 +231,8 @@ const zstdDecompressSync = (zlib as unknown as { zstdDecompressSync?: (input: Bu
 const PREFIX_INFLATION: Record<string, [(input: Buffer, options: object) => Buffer, number]> = {
   gzip: [zlib.gunzipSync, zlib.constants.Z_SYNC_FLUSH],
   deflate: [zlib.inflateSync, zlib.constants.Z_SYNC_FLUSH],
+  // bodykit/koa's gzip and deflate, as co-body's inflation reads them: either format.
+  unzip: [zlib.unzipSync, zlib.constants.Z_SYNC_FLUSH],
   br: [zlib.brotliDecompressSync, zlib.constants.BROTLI_OPERATION_FLUSH],
   ...(zstdDecompressSync ? { zstd: [zstdDecompressSync, (zlib.constants as unknown as { ZSTD_e_flush?: number }).ZSTD_e_flush ?? 1] } : {})
 }

@@ -296,10 +296,13 @@ function randomName (rules: FormidableRules, originalName: string): string {
   return rules.keepExtensions ? randomFileName() + extensionOf(originalName) : randomFileName()
 }
 
-/** formidable's path of a name: joined to `uploadDir`, or `invalid-name` there when the name would leave it. */
+/**
+ * formidable's path of a name: joined to `uploadDir`, or `invalid-name` there when the name could leave it, which is
+ * a name with a `..` segment. formidable checks that the joined path starts with `uploadDir`, which lets a name such as
+ * `../uploads-x/f` reach a sibling folder whose name begins with uploadDir's; without a `..` segment no name leaves it.
+ */
 function inUploadDir (uploadDir: string, name: string): string {
-  const joined = path.join(uploadDir, name)
-  return joined.startsWith(uploadDir) ? joined : path.join(uploadDir, INVALID_NAME)
+  return path.join(uploadDir, name.split(/[\\/]/).includes('..') ? INVALID_NAME : name)
 }
 
 /** A hook's throw: the part is read off and the form refused with what was thrown; nothing was stored. */

@@ -315,7 +315,8 @@ export interface KoaBodyFormidableOptions {
   /**
    * The name to store a file under, in `uploadDir`: called with the client's name and extension (the extension only
    * with `keepExtensions`; `'invalid-name'` when the client sent none), the part, and undefined for formidable's form.
-   * A name that leaves `uploadDir` is stored as `invalid-name` there, as formidable does.
+   * A name with a `..` segment (one that could leave `uploadDir`) is stored as `invalid-name` there, as formidable
+   * stores a name that leaves it.
    */
   filename?: FileNamer | undefined
   /**

@@ -413,6 +413,21 @@ describe('koaBody(): the documented differences from koa-body', () => {
     assert.ok(filesIn(pair.dir).includes('kept-mine.txt'))
   })
 
+  it('a filename with a `..` segment is written as invalid-name in uploadDir; formidable lets `../<uploadDir>-x/f` reach a sibling folder whose name begins with uploadDir\'s', async (t) => {
+    const pair = await startPair(t, Koa, (uploadDir) => ({
+      multipart: true,
+      formidable: { uploadDir, filename: () => `../${path.basename(uploadDir)}-sibling/escaped` }
+    }))
+    fs.mkdirSync(pair.dir + '-sibling')
+    t.after(() => { fs.rmSync(pair.dir + '-sibling', { recursive: true, force: true }) })
+    const { bodykit } = await sendBoth(pair, multipart([{ name: 'f', filename: 'a.txt', content: 'contents' }]))
+    assert.equal(bodykit.status, 200)
+    await settle()
+    assert.deepEqual(fs.readdirSync(pair.dir + '-sibling'), [], 'nothing written beside uploadDir')
+    assert.deepEqual(filesIn(pair.dir), ['invalid-name'])
+    assert.equal(fs.readFileSync(path.join(pair.dir, 'invalid-name'), 'utf8'), 'contents')
+  })
+
   it('a throw from onFileBegin is the request\'s error, and no file is left', async (t) => {
     const dir = uploadFolder(t)
     const app = await startKoaApp(t, Koa, koaBody({ multipart: true, formidable: { uploadDir: dir, onFileBegin: () => { throw new Error('no files today') } } }), describe_(dir))

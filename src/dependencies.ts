@@ -15,7 +15,8 @@ import type TypeIsModule from 'type-is'
 
 /**
  * A loader that calls `load` once, on its first call, and then hands back what it gave. The `require()` stays
- * written out in each loader, so that bundlers still see the package it names.
+ * written out in each loader, so that bundlers still see the package it names; each loader is marked pure, so that a
+ * bundle of src/ that imports one loader leaves the others, and their packages, out (test/web-build/tree-shaking.test.ts).
  */
 export function onFirstUse<T> (load: () => T): () => T {
   let value: T | undefined
@@ -23,16 +24,16 @@ export function onFirstUse<T> (load: () => T): () => T {
 }
 
 /** qs: extended forms, and the default entry's simple mode for forms with brackets. */
-export const loadQs = onFirstUse((): typeof QsModule => require('qs') as typeof QsModule)
+export const loadQs = /* @__PURE__ */ onFirstUse((): typeof QsModule => require('qs') as typeof QsModule)
 
 /** type-is: only for `type` options given as extension names (`'json'`, `'png'`), which need the MIME database. */
-export const loadTypeIs = onFirstUse((): typeof TypeIsModule => require('type-is') as typeof TypeIsModule)
+export const loadTypeIs = /* @__PURE__ */ onFirstUse((): typeof TypeIsModule => require('type-is') as typeof TypeIsModule)
 
 /** busboy: multipart bodies that the one-pass readers hand on, and multer's boundary check. */
-export const loadBusboy = onFirstUse((): typeof BusboyModule => require('busboy') as typeof BusboyModule)
+export const loadBusboy = /* @__PURE__ */ onFirstUse((): typeof BusboyModule => require('busboy') as typeof BusboyModule)
 
 /** busboy's header helpers: the fallback for file names busboy could not read. */
-export const loadBusboyUtils = onFirstUse((): BusboyUtils => require('busboy/lib/utils.js') as BusboyUtils)
+export const loadBusboyUtils = /* @__PURE__ */ onFirstUse((): BusboyUtils => require('busboy/lib/utils.js') as BusboyUtils)
 
 /** A parameter value's decoder, as busboy makes it: the text, or undefined when it cannot be decoded. */
 export type ParamDecoder = (value: string, hint: number) => string | undefined
@@ -48,22 +49,22 @@ export interface BusboyUtils {
 }
 
 /** secure-json-parse: the poisoning guard's scan, only for texts that can hold `__proto__` or `constructor`. */
-export const loadSecureJsonParse = onFirstUse((): typeof SecureJsonParseModule => require('secure-json-parse') as typeof SecureJsonParseModule)
+export const loadSecureJsonParse = /* @__PURE__ */ onFirstUse((): typeof SecureJsonParseModule => require('secure-json-parse') as typeof SecureJsonParseModule)
 
 /**
  * content-type: the default entry's lenient reading of a Content-Type (each header text once: it is cached), and a
  * multipart boundary; bodykit/legacy reads with its own strict grammar and never needs it.
  */
-export const loadContentType = onFirstUse((): typeof ContentTypeModule => require('content-type') as typeof ContentTypeModule)
+export const loadContentType = /* @__PURE__ */ onFirstUse((): typeof ContentTypeModule => require('content-type') as typeof ContentTypeModule)
 
 /** Node's crypto: random names for files stored on disk (about 1.3 ms to load, which memory storage never needs). */
-export const loadCrypto = onFirstUse((): typeof CryptoModule => require('crypto') as typeof CryptoModule)
+export const loadCrypto = /* @__PURE__ */ onFirstUse((): typeof CryptoModule => require('crypto') as typeof CryptoModule)
 
 /**
  * on-finished: the default entry's "already read" check and the waits on a response's or request's end (a refused
  * body's read-off, stored files); bodykit/legacy's successful reads never need it.
  */
-export const loadOnFinished = onFirstUse((): typeof OnFinishedModule => require('on-finished') as typeof OnFinishedModule)
+export const loadOnFinished = /* @__PURE__ */ onFirstUse((): typeof OnFinishedModule => require('on-finished') as typeof OnFinishedModule)
 
 /** What the pipeline calls to log: debug's Debugger, or a silent one when debug is not in use. */
 export type Log = Pick<DebugModule.Debugger, 'enabled'> & ((formatter: unknown, ...args: unknown[]) => void)

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import type { Transform } from 'node:stream'
 import { describe, it } from 'node:test'
 import zlib from 'node:zlib'
-import { AT_ONCE_MAX_LIMIT, atOnce, inflateAtOnce, inflateExactly, inflateUntilDamage, isSmallBrotli, type InflaterAtOnce } from '../../src/inflate'
+import { AT_ONCE_MAX_LIMIT, atOnce, inflateAtOnce, inflateExactly, inflateUntilDamage, isEndedEarly, isSmallBrotli, type InflaterAtOnce } from '../../src/inflate'
 import { MiB, endRequest, entries, fakeRequest, fakeResponse, sleep, spyInflated, tick, type HttpErrorLike, type Middleware } from './helpers'
 
 const LIMIT = 100 * 1024
@@ -116,6 +116,32 @@ describe('one-shot inflation (src/inflate.ts)', () => {
       })
       assert.deepEqual([exact.status, exact.type, exact.received], [413, 'entity.too.large', 1034], encoding)
     }
+  })
+
+  it('workerd\'s one-shot zlib (nodejs_compat): its "Memory limit exceeded" is past the output limit, and its errors without a code are still read', async () => {
+    // workerd throws a RangeError without `code` past maxOutputLength, and zlib's errors without `code`/`errno`.
+    const asWorkerd = (encoding: 'gzip'): InflaterAtOnce => ({
+      ...inflaterOf(encoding),
+      sync: (input, options) => {
+        try {
+          return inflaterOf(encoding).sync(input, options)
+        } catch (err) {
+          const { code } = err as { code?: string }
+          throw code === 'ERR_BUFFER_TOO_LARGE' ? new RangeError('Memory limit exceeded') : new Error((err as Error).message)
+        }
+      }
+    })
+    const bomb = zlib.gzipSync(Buffer.alloc(4 * 1024 * 1024))
+    const refused = await viaAtOnce(asWorkerd('gzip'), bomb, 1024)
+    assert.deepEqual([refused.err?.status, refused.err?.type], [413, 'entity.too.large'])
+    // A body cut short: "unexpected end of file" without Z_BUF_ERROR is where it was cut, not a damage.
+    assert.equal(isEndedEarly(new Error('unexpected end of file')), true)
+    assert.equal(isEndedEarly(new Error('incorrect data check')), false)
+    const cut = zlib.gzipSync(Buffer.alloc(1034, 0x61)).subarray(0, -1)
+    const exact = await new Promise<Error & Record<string, unknown>>((resolve) => {
+      inflateExactly(asWorkerd('gzip'), cut, 1024, (err) => { resolve(err as Error & Record<string, unknown>) })
+    })
+    assert.deepEqual([exact.status, exact.type], [413, 'entity.too.large'])
   })
 
   it('a bomb stops at the first 16 KiB output chunk past the limit, on the loop or on the thread pool', async () => {

@@ -9,6 +9,11 @@ import type { Variant } from './variants'
 
 const NO_INFLATERS: ReadonlyMap<string, InflaterAtOnce> = new Map()
 
+/** The variant's one-shot inflaters where they keep the event loop's work bounded: `limit` up to AT_ONCE_MAX_LIMIT (docs/performance.md). */
+function inflatersWithin (limit: number, variant: Variant): ReadonlyMap<string, InflaterAtOnce> {
+  return limit <= AT_ONCE_MAX_LIMIT ? variant.inflatersAtOnce : NO_INFLATERS
+}
+
 /** Validates options and fixes everything request-independent for one middleware or reader. */
 export function createReadSettings (definition: ParserDefinition | StreamParserDefinition, options: AnyOptions, variant: Variant): ReadSettings {
   if ('createStage' in definition) return createStreamSettings(definition, options, variant)
@@ -27,8 +32,7 @@ export function createReadSettings (definition: ParserDefinition | StreamParserD
     rawBody: common.rawBody,
     discard: common.discard,
     readHttp2WithoutLength: common.readHttp2WithoutLength ?? variant.readsHttp2WithoutLength,
-    // One-shot inflation keeps the event loop's work bounded only up to this limit (docs/performance.md).
-    inflatersAtOnce: common.limit <= AT_ONCE_MAX_LIMIT ? variant.inflatersAtOnce : NO_INFLATERS,
+    inflatersAtOnce: inflatersWithin(common.limit, variant),
     parse,
     schema: common.schema,
     stage: null
@@ -40,6 +44,7 @@ function createStreamSettings (definition: StreamParserDefinition, options: AnyO
   const { stage, defaultLimit } = definition.createStage(options, variant)
   const common = normalizeCommonOptions(options)
   const limitGiven = options?.limit !== undefined && options.limit !== null
+  const limit = limitGiven ? common.limit : defaultLimit
   return {
     variant,
     debug: createLog('bodykit:' + definition.name),
@@ -47,12 +52,13 @@ function createStreamSettings (definition: StreamParserDefinition, options: AnyO
     acceptsCharset: null,
     defaultCharset: 'utf-8',
     inflate: common.inflate,
-    limit: limitGiven ? common.limit : defaultLimit,
+    limit,
     verify: false,
     rawBody: false,
     discard: common.discard,
     readHttp2WithoutLength: common.readHttp2WithoutLength ?? variant.readsHttp2WithoutLength,
-    inflatersAtOnce: NO_INFLATERS,
+    // Not to read a body first (a stage streams it), but to inflate again what zlib dropped with its error.
+    inflatersAtOnce: inflatersWithin(limit, variant),
     parse: parseNothing,
     schema: common.schema,
     stage

@@ -6,7 +6,7 @@ import type { HttpError } from 'http-errors'
 import getRawBody from 'raw-body'
 import type { Log } from './dependencies'
 import * as errors from './errors'
-import { AT_ONCE_MAX_LIMIT, inflateExactly, inflateUntilDamage, isEndedEarly, type InflaterAtOnce } from './inflate'
+import { inflateExactly, inflateUntilDamage, isEndedEarly, type InflaterAtOnce } from './inflate'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
 import { http2StreamOf } from './protocol'
 import { headerOf, sourceOf, type RequestSource } from './sources/source'
@@ -83,7 +83,10 @@ export interface ReadSettings {
   readonly discard: DiscardBudget
   /** Whether an HTTP/2 body sent without Content-Length is read (else the request counts as having none). */
   readonly readHttp2WithoutLength: boolean
-  /** Content-Encodings read first and then inflated in one zlib call: the variant's, or none when `limit` is too large. */
+  /**
+   * The variant's one-shot zlib calls, or none when `limit` is too large for them: a parser's small compressed body is
+   * read first and inflated in one call; a damaged one's output before its damage is worked out again with them.
+   */
   readonly inflatersAtOnce: ReadonlyMap<string, InflaterAtOnce>
   readonly parse: ParseFunction
   /** The `schema` option's `~standard` object, or null: then the body is handed on unchecked. */
@@ -253,8 +256,8 @@ function isUntouched (body: Readable): boolean {
 }
 
 /**
- * Inflates a compressed body with `limit` applied twice: raw-body counts the inflated bytes, a WireCounter
- * the bytes received. The body is handed on only once the request has ended within both.
+ * Inflates a compressed body with `limit` applied twice: raw-body counts the inflated bytes, a LimitedInput
+ * the bytes received (a WireCounter checks them against the declared length). The body is handed on only once the request has ended within both.
  */
 function readInflated (settings: ReadSettings, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction,
   contentEncoding: string, charset: string | null): void {
@@ -278,17 +281,19 @@ function readInflated (settings: ReadSettings, req: BodyRequest, body: Readable,
     if (err) fail(settings.discard, req, body, res, next, err)
     else finish(settings, req, res, next, inflated as Buffer, charset)
   }
-  const wire = new WireCounter(body, Infinity, declared, settle, function onWireEnd () {
+  const wire = new WireCounter(body, declared, settle, function onWireEnd () {
     if (inflated !== null) settle(null)
   })
-  // Past `limit` on the wire: the bytes before it were all written to zlib, and a damage in them comes first.
+  // Security (issue 5, bp #454): a bomb or a long run of empty blocks is refused on its wire size alone. Past `limit`
+  // on the wire the bytes before it were all written to zlib, and a damage in them comes first.
   const wireInput = new LimitedInput(body, limit, function onWirePastLimit (received) {
     const err = errors.entityTooLarge(limit, received)
     // After the compressed stream's end (zlib is done), or once zlib has inflated what it was given and not failed on it.
     if (inflated !== null) settle(err)
     else afterInflating(inflater, () => { if (!inflater.destroyed) settle(err) })
   })
-  const salvager = salvagerOf(settings, contentEncoding)
+  // Within the one-shot limit, what zlib drops with its error can be inflated again (see inflatedBeforeDamage).
+  const salvager = settings.inflatersAtOnce.get(contentEncoding)
   const wirePieces = writeTo(inflater, wireInput, salvager !== undefined)
   getRawBody(inflater, { limit, encoding: null } as getRawBody.Options, function onInflated (err: getRawBody.RawBodyError | null, bytes: Buffer) {
     if (err) {
@@ -330,16 +335,11 @@ function writeTo (inflater: Transform, wireInput: LimitedInput, keepPieces: bool
 }
 
 /**
- * The one-shot inflater that works out again what a damaged body's bytes before the damage inflate to, when that
- * work is bounded as `inflateExactly`'s is: `limit` at most AT_ONCE_MAX_LIMIT (the wire kept and each call's output
- * are no more than that), and the body one whose inflation is bounded on the loop (`onLoop`: not a large br body).
- * Above it nothing is kept, and zlib's error is the answer without the output it dropped (body-parser's answer).
+ * What the wire bytes before a damage inflate to (up to `limit` + 1 bytes), when their inflation is bounded on the
+ * loop, as `inflateExactly`'s is: a one-shot inflater (`limit` within AT_ONCE_MAX_LIMIT, so the wire kept and each
+ * call's output are no more than that) and a body it inflates on the loop (`onLoop`: not a large br body). Else null,
+ * and zlib's error is the answer without the output it dropped (body-parser's answer).
  */
-function salvagerOf (settings: ReadSettings, contentEncoding: string): InflaterAtOnce | undefined {
-  return settings.limit <= AT_ONCE_MAX_LIMIT ? settings.variant.inflatersAtOnce.get(contentEncoding) : undefined
-}
-
-/** What the wire bytes before a damage inflate to (up to `limit` + 1 bytes), when their inflation is bounded on the loop; else null. */
 function inflatedBeforeDamage (salvager: InflaterAtOnce | undefined, wirePieces: readonly Buffer[], limit: number): Buffer | null {
   if (salvager === undefined) return null
   const wire = Buffer.concat(wirePieces)
@@ -418,10 +418,11 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
     inflater.once('close', giveVerdict)
   }
   // The count for a length that does not match, an abort or a read error; `limit` is the stage's input's to apply.
-  const wire = new WireCounter(body, Infinity, declared, onWireError, function onWireEnd () {
+  const wire = new WireCounter(body, declared, onWireError, function onWireEnd () {
     if (result !== null) settle(null)
   })
-  // Past `limit` on the wire: the 413, once the stage has judged what the bytes before it are (inflated).
+  // Past `limit` on the wire (for a compressed body too: issue 5, bp #454): the 413, once the stage has judged what
+  // the bytes before it are (inflated).
   const wireInput = new LimitedInput(body, limit, function onWirePastLimit (received) {
     const err = errors.entityTooLarge(limit, received)
     if (inflater === null) refuseOnceJudged(err)
@@ -450,14 +451,14 @@ function readStreaming (settings: ReadSettings, stage: BodyStage, source: Reques
  * Inflates a body cut at `limit` on the wire for a stage: returns zlib's output, cut at `limit` too (`pastLimit`
  * is given its 413). zlib's error is `damaged`'s, once what the bytes before the damage inflate to is given to the
  * stage: Node's zlib drops the output of the write it fails in, so that output is worked out again from the wire
- * bytes, kept for this where that work is bounded (`salvagerOf`: a `limit` of at most 256 KiB). An error after the
+ * bytes, kept for this where that work is bounded (`inflatedBeforeDamage`: a `limit` of at most 256 KiB). An error after the
  * inflated limit was passed, or zlib's complaint about a body whose length was wrong (`cutShort`), is not the answer.
  */
 function inflateForStage (settings: ReadSettings, contentEncoding: string, inflater: Transform, wireInput: LimitedInput,
   cutShort: () => boolean, pastLimit: (err: HttpError) => void, damaged: (err: Error) => void): LimitedInput {
   const { limit } = settings
   const inflated = new LimitedInput(inflater, limit, (received) => { pastLimit(errors.entityTooLarge(limit, received)) })
-  const salvager = salvagerOf(settings, contentEncoding)
+  const salvager = settings.inflatersAtOnce.get(contentEncoding)
   const wirePieces = writeTo(inflater, wireInput, salvager !== undefined)
   inflater.on('error', function onInflateError (err: Error) {
     if (inflated.cut || (cutShort() && isEndedEarly(err))) return

@@ -27,23 +27,21 @@ function byteLength (chunk: Buffer | string): number {
 }
 
 /**
- * Counts the bytes of a compressed body as they arrive, so that `limit` holds for the wire as well as for
- * the inflated body, and checks them against the declared length. It reports once: `onError` with the
- * first failure, or `onEnd` when the request ended with a consistent count.
+ * Counts the bytes of a body read as a stream as they arrive and checks them against the declared length, and
+ * reports an abort or a read error (`limit` on the wire is a LimitedInput's, src/stage-input.ts). It reports once:
+ * `onError` with the first failure, or `onEnd` when the request ended with a consistent count.
  */
 export class WireCounter {
   received = 0
   /** Whether the request's body has been read to its end. */
   ended: boolean
   private readonly body: Readable
-  private readonly limit: number
   private readonly expected: number | null
   private readonly onError: (err: HttpError) => void
   private readonly onEnd: () => void
 
-  constructor (body: Readable, limit: number, expected: number | null, onError: (err: HttpError) => void, onEnd: () => void) {
+  constructor (body: Readable, expected: number | null, onError: (err: HttpError) => void, onEnd: () => void) {
     this.body = body
-    this.limit = limit
     this.expected = expected
     this.onError = onError
     this.onEnd = onEnd
@@ -72,8 +70,6 @@ export class WireCounter {
 
   private readonly handleData = (chunk: Buffer | string): void => {
     this.received += byteLength(chunk)
-    // Security (issue 5, bp #454): a bomb or a long run of empty blocks is refused on its wire size alone.
-    if (this.received > this.limit) this.fail(errors.entityTooLarge(this.limit, this.received))
   }
 
   private readonly handleEnd = (): void => {

@@ -29,6 +29,11 @@ export const loadQs = /* @__PURE__ */ onFirstUse((): typeof QsModule => require(
 /** type-is: only for `type` options given as extension names (`'json'`, `'png'`), which need the MIME database. */
 export const loadTypeIs = /* @__PURE__ */ onFirstUse((): typeof TypeIsModule => require('type-is') as typeof TypeIsModule)
 
+/** The media type of an extension name, as type-is's `normalize` gives it (the MIME database loads on the first call). */
+export function typeOfExtension (name: string): string | false {
+  return loadTypeIs().normalize(name)
+}
+
 /** busboy: multipart bodies that the one-pass readers hand on, and multer's boundary check. */
 export const loadBusboy = /* @__PURE__ */ onFirstUse((): typeof BusboyModule => require('busboy') as typeof BusboyModule)
 

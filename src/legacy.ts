@@ -4,7 +4,7 @@ import { isBodyParserError as isBodyParserErrorGuard } from './errors'
 import { createFactories } from './factories'
 import { normalizeSchema } from './options'
 import type * as OptionTypes from './options'
-import { validateBody } from './read'
+import { validateBody } from './body-rules'
 import type * as Types from './types'
 import { legacy, type BodyRequest } from './variants'
 

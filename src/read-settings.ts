@@ -1,6 +1,6 @@
 // Turns a parser's definition and a caller's options into the settings one middleware or reader reads per request.
 import { AT_ONCE_MAX_LIMIT, type InflaterAtOnce } from './inflate'
-import { createLog } from './dependencies'
+import { createLog, typeOfExtension } from './dependencies'
 import { normalizeCommonOptions, type AnyOptions } from './options'
 import type { ParseFunction, ReadSettings } from './read'
 import { createTypeMatcher } from './type-match'
@@ -23,7 +23,7 @@ export function createReadSettings (definition: ParserDefinition | StreamParserD
   return {
     variant,
     debug: createLog('bodykit:' + definition.name),
-    shouldParse: createTypeMatcher(common.type ?? definition.defaultType),
+    shouldParse: createTypeMatcher(common.type ?? definition.defaultType, typeOfExtension),
     acceptsCharset: definition.acceptsCharset(variant),
     defaultCharset: (honoursDefaultCharset && common.defaultCharset) || 'utf-8',
     inflate: common.inflate,
@@ -48,7 +48,7 @@ function createStreamSettings (definition: StreamParserDefinition, options: AnyO
   return {
     variant,
     debug: createLog('bodykit:' + definition.name),
-    shouldParse: createTypeMatcher(common.type ?? definition.defaultType),
+    shouldParse: createTypeMatcher(common.type ?? definition.defaultType, typeOfExtension),
     acceptsCharset: null,
     defaultCharset: 'utf-8',
     inflate: common.inflate,

@@ -7,6 +7,7 @@ import getRawBody from 'raw-body'
 import type { Log } from './dependencies'
 import * as errors from './errors'
 import { inflateExactly, inflateUntilDamage, isEndedEarly, type InflaterAtOnce } from './inflate'
+import { refuseBeforeReading, validateBody } from './body-rules'
 import type { DiscardBudget, StandardSchemaV1, VerifyFunction } from './options'
 import { http2StreamOf } from './protocol'
 import { headerOf, sourceOf, type RequestSource } from './sources/source'
@@ -141,7 +142,7 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   next = settleOnce(next, source.watchRead(req, body(), lifetime), debug)
 
   const contentEncoding = (headerOf(req, 'content-encoding') || 'identity').toLowerCase()
-  const refusal = refuseMalformedLength(source, req) ?? refuseBeforeReading(settings, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
+  const refusal = refuseMalformedLength(source, req) ?? refuseBeforeReading(settings, settings.variant, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
   if (refusal !== null) {
     refuse(settings.discard, req, body(), res, next, refusal as HttpError)
     return
@@ -573,22 +574,6 @@ function refuseMalformedLength (source: RequestSource, req: BodyRequest): HttpEr
   return length === null ? null : errors.malformedContentLength(length)
 }
 
-/** Errors known from the headers alone, in body-parser's order for this variant. */
-function refuseBeforeReading (settings: ReadSettings, contentEncoding: string, charset: string | null): HttpError | null {
-  let encodingError: HttpError | null = null
-  if (contentEncoding !== 'identity') {
-    if (!settings.inflate) encodingError = errors.inflateDisabled(contentEncoding)
-    else if (!settings.variant.decompressors.has(contentEncoding)) encodingError = errors.unsupportedContentEncoding(contentEncoding)
-  }
-  // With `verify`, body-parser checks the charset up front (the raw Buffer must be decodable later).
-  const charsetError = settings.verify && charset !== null && !settings.variant.knowsCharset(charset)
-    ? errors.unsupportedCharset(charset.toLowerCase())
-    : null
-  return settings.variant.charsetErrorFirst
-    ? charsetError ?? encodingError
-    : encodingError ?? charsetError
-}
-
 /** The body was read in full: keep it (`rawBody`), verify it, decode it with the charset (a BOM is stripped) and parse it. */
 function finish (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction, body: Buffer, charset: string | null): void {
   // The Buffer verify gets, not a copy; kept even when verify or parsing fails (a webhook logs what it refused).
@@ -635,58 +620,6 @@ function passBody (settings: ReadSettings, req: BodyRequest, res: ServerResponse
 }
 
 /**
- * The validation stage: the schema's output goes to `deliver`, its issues give 400 `entity.validation.failed`,
- * and a `validate` that throws, rejects or returns no result gives its error (a 500 by default), each to
- * `refuse`. A synchronous result is handed on at once; an asynchronous one is handed on outside its promise,
- * so an error thrown further down the chain is an exception, as on every other path, and never an unhandled
- * rejection.
- */
-export function validateBody (schema: StandardSchemaV1.Props, body: unknown, refuse: NextFunction, deliver: (value: unknown) => void): void {
-  let outcome: unknown
-  let pending: boolean
-  try {
-    outcome = schema.validate(body)
-    pending = isThenable(outcome)
-  } catch (err) {
-    refuse(errors.validationCrashed(err))
-    return
-  }
-  if (!pending) {
-    settleValidation(body, outcome, refuse, deliver)
-    return
-  }
-  Promise.resolve(outcome).then(function onValidated (result) {
-    process.nextTick(settleValidation, body, result, refuse, deliver)
-  }, function onCrashed (err: unknown) {
-    process.nextTick(refuse, errors.validationCrashed(err))
-  })
-}
-
-function isThenable (value: unknown): value is PromiseLike<unknown> {
-  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function'
-}
-
-/** Reads a Standard Schema result: `issues` means refused, otherwise `value` is the output. */
-function settleValidation (body: unknown, result: unknown, refuse: NextFunction, deliver: (value: unknown) => void): void {
-  if (result === null || typeof result !== 'object') {
-    refuse(errors.validationCrashed(new TypeError('schema validate returned no result')))
-    return
-  }
-  let issues: unknown
-  let value: unknown
-  try {
-    ({ issues, value } = result as StandardSchemaV1.SuccessResult<unknown>)
-  } catch (err) {
-    refuse(errors.validationCrashed(err))
-    return
-  }
-  if (issues === undefined) deliver(value)
-  else if (Array.isArray(issues)) refuse(errors.validationFailed(issues as StandardSchemaV1.Issue[], body))
-  else refuse(errors.validationCrashed(new TypeError('schema validate returned issues that are not an array')))
-}
-
-/** Stops and frees a decompressor at once when reading ended, so late zlib errors cannot go unhandled. */
-/**
  * Calls `then` once zlib has inflated every piece written to it. When `end()` comes before zlib got to the last
  * piece, zlib inflates that piece with its finish flag, and drops what it inflated to if the body was cut short:
  * what a stage reads would depend on how fast zlib was. A flush written after the pieces is answered after them.
@@ -700,6 +633,7 @@ function afterInflating (inflater: Transform, then: () => void): void {
   flush.call(inflater, () => { then() })
 }
 
+/** Stops and frees a decompressor at once when reading ended, so late zlib errors cannot go unhandled. */
 function detachInflater (body: Readable, inflater: Transform): void {
   if (inflater.destroyed) return
   body.unpipe(inflater)

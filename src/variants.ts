@@ -1,12 +1,14 @@
 // The two behaviours bodykit offers, as data: the default entry (body-parser 2.x) and bodykit/legacy (1.x).
 import type { IncomingMessage } from 'http'
 import type { Transform } from 'stream'
+import querystring from 'querystring'
 import zlib from 'zlib'
 import iconv from 'iconv-lite'
 import { decodeBody, decodeBodyAsIconv04 } from './decode'
 import { readContentTypeLeniently, readContentTypeStrictly, type ContentTypeReader } from './content-type'
-import { loadOnFinished } from './dependencies'
+import { loadOnFinished, loadQs } from './dependencies'
 import { atOnce, type InflaterAtOnce } from './inflate'
+import { parseFormLinear, type FormOptions } from './parsers/form'
 
 /** A request as the pipeline sees it: body-parser's `req.body` and 1.x's `req._body` flag, and bodykit's `rawBody`. */
 export interface BodyRequest extends IncomingMessage {
@@ -14,6 +16,9 @@ export interface BodyRequest extends IncomingMessage {
   _body?: boolean
   rawBody?: Buffer
 }
+
+/** What a parser's definition reads of a variant (the Web build has only this part of one). */
+export type ParserRules = Pick<Variant, 'urlencoded'>
 
 /** The parser kinds. */
 export type ParserName = 'json' | 'raw' | 'text' | 'urlencoded' | 'multipart'
@@ -57,8 +62,10 @@ export interface Variant {
     readonly isExtended: (extended: unknown) => boolean
     /** Whether leaving `extended` undefined emits a deprecation warning. */
     readonly warnWhenExtendedUndefined: boolean
-    /** Whether the simple (non-extended) mode has Node's `querystring` semantics instead of qs with depth 0. */
-    readonly simpleIsQuerystring: boolean
+    /** The simple (non-extended) mode's parser when it is not qs with depth 0 (bodykit/legacy: Node's `querystring`). */
+    readonly parseSimpleForm: ((body: string, maxKeys: number) => Record<string, unknown>) | null
+    /** qs's reading of a form (with depth 0 in simple mode): given the options and the count of parameters. */
+    readonly parseNestedForm: (body: string, options: FormOptions, count: number) => unknown
     /** Whether `charsetSentinel` and `interpretNumericEntities` are read. */
     readonly charsetOptions: boolean
   }
@@ -93,6 +100,23 @@ function cachedCharsetCheck (knows: (charset: string) => boolean): (charset: str
 function isKnownToIconv04 (charset: string): boolean {
   const codec = charset.toLowerCase().replace(/:\d{4}$|[^0-9a-z]/g, '')
   return !CODECS_UNKNOWN_TO_ICONV_0_4.has(codec) && iconv.encodingExists(charset)
+}
+
+/**
+ * Above this many parameters the linear port of qs parses the form (qs is quadratic in duplicates and
+ * array merges). At or below it, which covers the default parameterLimit, qs itself runs.
+ */
+export const LINEAR_PARSE_THRESHOLD = 1000
+
+/** qs's `parse`, or its linear port past LINEAR_PARSE_THRESHOLD parameters (test/parsers/form.test.ts compares them). */
+function parseWithQs (body: string, options: FormOptions, count: number): unknown {
+  // Security: a raised parameterLimit must not make parsing quadratic (seconds of CPU for 100 KB).
+  return count > LINEAR_PARSE_THRESHOLD ? parseFormLinear(body, options) : loadQs().parse(body, options)
+}
+
+/** compat(v1): simple mode is Node's querystring (null-prototype object, U+FFFD for bad escapes). */
+function parseWithQuerystring (body: string, maxKeys: number): Record<string, unknown> {
+  return querystring.parse(body, undefined, undefined, { maxKeys })
 }
 
 /** The middlewares' delivery: `req.body` is the parsed body, then `next()`. */
@@ -144,7 +168,8 @@ export const modern: Variant = {
     charsets: ['utf-8', 'iso-8859-1'],
     isExtended: (extended) => Boolean(extended),
     warnWhenExtendedUndefined: false,
-    simpleIsQuerystring: false,
+    parseSimpleForm: null,
+    parseNestedForm: parseWithQs,
     charsetOptions: true
   }
 }
@@ -172,7 +197,8 @@ export const legacy: Variant = {
     charsets: ['utf-8'],
     isExtended: (extended) => extended !== false,
     warnWhenExtendedUndefined: true,
-    simpleIsQuerystring: true,
+    parseSimpleForm: parseWithQuerystring,
+    parseNestedForm: parseWithQs,
     charsetOptions: false
   }
 }

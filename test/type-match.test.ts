@@ -4,6 +4,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import typeis from 'type-is'
 import { hasBodyHeaders } from '../src/protocol'
+import { typeOfExtension } from '../src/dependencies'
 import { normalizeType } from '../src/type-match'
 
 const runs = Number(process.env.BODYKIT_FUZZ_RUNS) || 2000
@@ -23,7 +24,7 @@ const headerValue = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 6 })
 describe('type-is, as the pipeline has it', () => {
   it('normalizeType gives what type-is.normalize gives', () => {
     fc.assert(fc.property(typeOption, (option) => {
-      assert.equal(normalizeType(option), typeis.normalize(option))
+      assert.equal(normalizeType(option, typeOfExtension), typeis.normalize(option))
     }), { numRuns: runs })
   })
 

@@ -1,6 +1,7 @@
 // koa-bodyparser 4 and @koa/bodyparser 6 as data: the options each reads, its defaults, and how it picks a request's kind of body.
 import type { IncomingMessage } from 'http'
 import { readContentTypeLeniently, readContentTypeStrictly, type ContentTypeReader } from '../content-type'
+import { typeOfExtension } from '../dependencies'
 import type { ReadSettings } from '../read'
 import { createTypeMatcher, type TypeMatcher } from '../type-match'
 import type { ReadKind } from './reading'
@@ -71,7 +72,7 @@ export const koaBodyparser4: Dialect = {
   createPicker ({ enabled, types, detectJson, readFor }) {
     // compat(koa4): JSON is matched on the header alone with its own type-is 1 (strict grammar); forms, text and XML
     // with `ctx.request.is()`, which also wants a body and uses the app's Koa's type-is (1 in Koa 2, 2 in Koa 3).
-    const matchesJson = createTypeMatcher(types.json)
+    const matchesJson = createTypeMatcher(types.json, typeOfExtension)
     const json = enabled.has('json') ? readFor('json', 'json') : null
     const form = enabled.has('form') ? readFor('form', 'form') : null
     const text = enabled.has('text') ? readFor('text', 'text') : null
@@ -102,7 +103,7 @@ export const koaBodyparser6: Dialect = {
   createPicker ({ enabled, types, detectJson, readFor }) {
     // compat(koa6): every kind is matched on the header alone, with type-is 2; a request also of an XML type gets
     // `xmlLimit` whichever kind reads it, and detectJSON reads JSON even when it is not enabled.
-    const matchers = new Map<KoaBodyType, TypeMatcher>([...enabled].map((kind) => [kind, createTypeMatcher(types[kind])]))
+    const matchers = new Map<KoaBodyType, TypeMatcher>([...enabled].map((kind) => [kind, createTypeMatcher(types[kind], typeOfExtension)]))
     const matches = (kind: KoaBodyType, req: IncomingMessage, contentType: ReturnType<ContentTypeReader>): boolean => {
       const matcher = matchers.get(kind)
       return matcher !== undefined && matcher(req, contentType)

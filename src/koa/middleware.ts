@@ -1,7 +1,7 @@
 // bodyParser()'s middleware: the libraries' rules for which requests to read, one read on the pipeline, the body set where
 // Koa apps look for it, and refusals as the libraries' users see them.
 import { isBodyParserError } from '../errors'
-import { validateBody } from '../read'
+import { validateBody } from '../body-rules'
 import { readWithSettings } from '../readers'
 import { takeRawBytes, type KoaBody } from './reading'
 import type { KoaSettings } from './settings'

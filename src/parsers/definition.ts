@@ -1,16 +1,16 @@
 // What a parser declares to the pipeline: its name, default type, charset policy and parse function.
 import type { AnyOptions } from '../options'
 import type { BodyStage } from '../read'
-import type { ParserName, Variant } from '../variants'
+import type { ParserName, ParserRules, Variant } from '../variants'
 
 /** A parser kind: pure data and functions the factory turns into a middleware. */
 export interface ParserDefinition {
   readonly name: ParserName
   readonly defaultType: string
   /** The charset predicate for a variant, or null when the body stays a Buffer. */
-  readonly acceptsCharset: (variant: Variant) => ((charset: string) => boolean) | null
+  readonly acceptsCharset: (variant: ParserRules) => ((charset: string) => boolean) | null
   /** Validates the parser's own options (throwing TypeErrors) and returns its parse function. */
-  readonly createParse: (options: AnyOptions, variant: Variant) => (body: never, charset: string | null) => unknown
+  readonly createParse: (options: AnyOptions, variant: ParserRules) => (body: never, charset: string | null) => unknown
 }
 
 /** A parser that reads the body as a stream: it declares its stage, and the `limit` it has by default. */

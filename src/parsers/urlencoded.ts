@@ -1,23 +1,15 @@
 // The urlencoded parser: flat or qs-nested forms, with parameterLimit, depth and charset options.
-import querystring from 'querystring'
-import { loadQs } from '../dependencies'
 import * as errors from '../errors'
 import type { AnyOptions } from '../options'
-import type { Variant } from '../variants'
+import type { ParserRules } from '../variants'
 import type { ParserDefinition } from './definition'
 import { isFlatForm, parseFlatForm } from './flat-form'
-import { parseFormLinear, type FormOptions } from './form'
-
-/**
- * Above this many parameters the linear port of qs parses the form (qs is quadratic in duplicates and
- * array merges). At or below it, which covers the default parameterLimit, qs itself runs.
- */
-export const LINEAR_PARSE_THRESHOLD = 1000
+import type { FormOptions } from './form'
 
 let warnedExtendedUndefined = false
 
 /** Validates the urlencoded options and builds the parse function for a variant. */
-export function createUrlencodedParse (options: AnyOptions, variant: Variant): (body: string, charset: string | null) => unknown {
+export function createUrlencodedParse (options: AnyOptions, variant: ParserRules): (body: string, charset: string | null) => unknown {
   const rules = variant.urlencoded
   if (rules.warnWhenExtendedUndefined && options?.extended === undefined && !warnedExtendedUndefined) {
     warnedExtendedUndefined = true
@@ -40,13 +32,12 @@ export function createUrlencodedParse (options: AnyOptions, variant: Variant): (
   if (isFinite(parameterLimit)) parameterLimit = parameterLimit | 0
   const limit = parameterLimit
 
-  if (!extended && rules.simpleIsQuerystring) {
-    // compat(v1): simple mode is Node's querystring (null-prototype object, U+FFFD for bad escapes).
-    const querystringOptions = { maxKeys: limit }
-    return function parseSimpleForm (body) {
+  const { parseSimpleForm, parseNestedForm } = rules
+  if (!extended && parseSimpleForm !== null) {
+    return function parseSimple (body) {
       if (body.length === 0) return {}
       countParameters(body, limit)
-      return querystring.parse(body, undefined, undefined, querystringOptions)
+      return parseSimpleForm(body, limit)
     }
   }
 
@@ -71,8 +62,7 @@ export function createUrlencodedParse (options: AnyOptions, variant: Variant): (
       interpretNumericEntities
     }
     try {
-      // Security: a raised parameterLimit must not make parsing quadratic (seconds of CPU for 100 KB).
-      return count > LINEAR_PARSE_THRESHOLD ? parseFormLinear(body, formOptions) : loadQs().parse(body, formOptions)
+      return parseNestedForm(body, formOptions, count)
     } catch (err) {
       if (err instanceof RangeError) throw errors.depthExceeded()
       throw err

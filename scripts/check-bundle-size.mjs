@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { bundleEntry } from './bundle-size.mjs'
+import { bundleWeb } from './web-bundle.mjs'
 
 const root = path.join(import.meta.dirname, '..')
 const KIB = 1024
@@ -17,6 +18,14 @@ function requireTarget (target) {
 function publicEntries () {
   const { exports } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'))
   return Object.entries(exports).filter(([entry]) => entry !== './package.json').map(([entry, target]) => ({ entry, file: path.join(root, requireTarget(target)) }))
+}
+
+/** A browser bundle of an entry's `browser` export (an ES module), with the Node built-ins it still imports. */
+async function bundleBrowserEntry (entry) {
+  const { exports } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'))
+  const target = exports[entry].browser.default
+  const size = await bundleWeb(target)
+  return { ...size, inputs: { [path.basename(target)]: size.minified } }
 }
 
 function formatTable (rows) {
@@ -37,11 +46,16 @@ async function main () {
   const problems = []
   const rows = [['entry', 'minified KiB', 'gzip KiB', 'budget KiB', 'top 5 inputs (minified KiB)']]
   for (const { entry, file } of entries) {
-    const size = await bundleEntry(file)
+    // An entry for browsers and edge runtimes (bodykit/web) is measured as they bundle it: its ES module, for a browser platform.
+    const forBrowsers = budgets[entry]?.platform === 'browser'
+    const size = forBrowsers ? await bundleBrowserEntry(entry) : await bundleEntry(file)
     const minifiedKiB = size.minified / KIB
     const budget = budgets[entry]?.minifiedKiB
+    const gzipBudget = budgets[entry]?.gzipKiB
     if (typeof budget !== 'number') problems.push(`${entry} has no budget in ${BUDGET_FILE}: add { "minifiedKiB": N, "why": "..." }`)
     else if (minifiedKiB > budget) problems.push(`${entry} is ${minifiedKiB.toFixed(1)} KiB minified, over its budget of ${budget} KiB`)
+    if (typeof gzipBudget === 'number' && size.gzip / KIB > gzipBudget) problems.push(`${entry} is ${(size.gzip / KIB).toFixed(1)} KiB gzip, over its budget of ${gzipBudget} KiB`)
+    if (size.builtins?.length > 0) problems.push(`${entry} imports Node built-ins in a browser bundle: ${size.builtins.join(', ')}`)
     const top = Object.entries(size.inputs).slice(0, 5).map(([name, bytes]) => `${name} ${(bytes / KIB).toFixed(1)}`).join(', ')
     rows.push([entry, minifiedKiB.toFixed(1), (size.gzip / KIB).toFixed(1), typeof budget === 'number' ? String(budget) : '-', top])
   }

@@ -1,0 +1,67 @@
+// The Web build (`bodykit/web`): the promise readers for a Web `Request` on Web primitives only, for edge runtimes, Workers, Deno, Bun and Node.
+import { isBodyParserError } from './errors'
+import type { AnyOptions } from './options'
+import type { ParserName } from './variants'
+import { readRequest } from './web/read-request'
+import { createWebSettings, type WebSettings } from './web/settings'
+import type { WebFormReaderFunction, WebJsonOptions, WebRawOptions, WebReader, WebTextOptions, WebUrlencodedOptions } from './web/types'
+
+export type * from './web/types'
+export type { BodyParserError, BodyParserErrorType } from './types'
+export { isBodyParserError }
+
+/** One parser's reader: settings are validated once per options object (a bad option rejects with its TypeError). */
+function createReader (kind: ParserName): (request: unknown, options?: unknown) => Promise<unknown> {
+  const cache = new WeakMap<object, WebSettings>()
+  let defaults: WebSettings | undefined
+  function settingsFor (options: AnyOptions): WebSettings {
+    if (options == null) return (defaults ??= createWebSettings(kind, options))
+    if (typeof options !== 'object') return createWebSettings(kind, options)
+    let settings = cache.get(options)
+    if (settings === undefined) {
+      settings = createWebSettings(kind, options)
+      cache.set(options, settings)
+    }
+    return settings
+  }
+  return async function read (request, options) {
+    return await readRequest(settingsFor(options as AnyOptions), request as never)
+  }
+}
+
+/**
+ * Reads and parses a JSON body as `json(options)` would. Resolves with the parsed body, or `undefined` when there is
+ * nothing to parse (no body, another Content-Type, a body already read); with `schema`, with the schema's output.
+ * @example
+ * const body = await readJson(request, { limit: '1mb' })
+ */
+export const readJson = createReader('json') as WebReader<unknown, WebJsonOptions>
+
+/**
+ * Reads a body's bytes as `raw(options)` would, as a Uint8Array; `undefined` when there is nothing to read.
+ * @example
+ * const bytes = await readRaw(request, { type: 'application/pdf', limit: '10mb' })
+ */
+export const readRaw = createReader('raw') as WebReader<Uint8Array | undefined, WebRawOptions>
+
+/**
+ * Reads and decodes a text body as `text(options)` would; `undefined` when there is nothing to read.
+ * @example
+ * const csv = await readText(request, { type: 'text/csv' })
+ */
+export const readText = createReader('text') as WebReader<string | undefined, WebTextOptions>
+
+/**
+ * Reads and parses a form body as `urlencoded(options)` would; `undefined` when there is nothing to read.
+ * @example
+ * const form = await readUrlencoded(request, { extended: true })
+ */
+export const readUrlencoded = createReader('urlencoded') as WebReader<Record<string, unknown> | undefined, WebUrlencodedOptions>
+
+/**
+ * Reads a multipart form as `multipart(options)` would, files in memory: `{ fields, files }`, `undefined` when there
+ * is nothing to read.
+ * @example
+ * const { fields, files } = await readMultipart(request, { files: { fileSizeLimit: '5mb' } })
+ */
+export const readMultipart = createReader('multipart') as WebFormReaderFunction

@@ -1,6 +1,6 @@
 // Field value charsets: a part's own (busboy decodes it), else the form's `_charset_` field, else defaultCharset.
 // A charset is decoded as busboy decodes a part that declares it, and by TextDecoder where busboy has no decoder.
-import { TextDecoder } from 'util'
+// With no Node module and no Buffer, so that the Web build shares it (TextDecoder is a global in Node 20 and browsers).
 
 /** Turns a value's bytes, given as latin1 text (one character per byte), into the text they encode. */
 export type Decode = (bytes: string) => string
@@ -9,29 +9,62 @@ export type Decode = (bytes: string) => string
 const NON_ASCII = /[\u0080-\uffff]/
 
 /** The labels busboy decodes with Node's own decoders (a label is matched in lower case, untrimmed, as busboy does). */
-const NODE_DECODERS = new Map<string, BufferEncoding>([
+const BUSBOY_DECODERS = new Map<string, string>([
   ['utf-8', 'utf8'], ['utf8', 'utf8'],
   // compat(busboy): windows-1252 and ascii read as latin1, one character per byte.
   ...['latin1', 'ascii', 'us-ascii', 'iso-8859-1', 'iso8859-1', 'iso88591', 'iso_8859-1', 'windows-1252',
-    'iso_8859-1:1987', 'cp1252', 'x-cp1252'].map((label): [string, BufferEncoding] => [label, 'latin1']),
-  ...['utf16le', 'utf-16le', 'ucs2', 'ucs-2'].map((label): [string, BufferEncoding] => [label, 'utf16le']),
+    'iso_8859-1:1987', 'cp1252', 'x-cp1252'].map((label): [string, string] => [label, 'latin1']),
+  ...['utf16le', 'utf-16le', 'ucs2', 'ucs-2'].map((label): [string, string] => [label, 'utf16le']),
   ['base64', 'base64']
 ])
 
-/** The decoder for a charset label, or null when neither Node nor TextDecoder knows it. */
-export function decoderFor (label: string): Decode | null {
-  const encoding = NODE_DECODERS.get(label.toLowerCase())
+/** latin1 text as its bytes (each character's low byte, as Buffer.from(text, 'latin1')). */
+export function latin1Bytes (text: string): Uint8Array {
+  const bytes = new Uint8Array(text.length)
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i)
+  return bytes
+}
+
+// As Buffer's toString('utf8'): a leading BOM is kept.
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true })
+
+/** Buffer's toString('utf16le'): byte pairs as code units, an odd last byte dropped, a BOM kept. */
+function decodeUtf16le (bytes: string): string {
+  let text = ''
+  for (let i = 1; i < bytes.length; i += 2) text += String.fromCharCode(bytes.charCodeAt(i - 1) | (bytes.charCodeAt(i) << 8))
+  return text
+}
+
+const BUSBOY_DECODE: Readonly<Record<string, Decode>> = {
   // The bytes are already latin1 text; ASCII reads the same in UTF-8, and most values are ASCII.
-  if (encoding === 'latin1') return (bytes) => bytes
-  if (encoding === 'utf8') return (bytes) => NON_ASCII.test(bytes) ? Buffer.from(bytes, 'latin1').toString('utf8') : bytes
-  if (encoding !== undefined) return (bytes) => Buffer.from(bytes, 'latin1').toString(encoding)
-  let decoder: TextDecoder
+  latin1: (bytes) => bytes,
+  utf8: (bytes) => NON_ASCII.test(bytes) ? utf8.decode(latin1Bytes(bytes)) : bytes,
+  utf16le: decodeUtf16le,
+  // compat(busboy): a part in "base64" reads as the base64 text of its bytes (Buffer's toString('base64')).
+  base64: (bytes) => btoa(bytes)
+}
+
+/**
+ * busboy's decoder for a part's charset label, or null where busboy has none: busboy 1.6 meant to try TextDecoder
+ * for other labels, but its decoder is an arrow function bound to the label, and reads `this` as its module's
+ * exports, a label no TextDecoder knows.
+ */
+export function busboyDecoderFor (label: string): Decode | null {
+  const name = BUSBOY_DECODERS.get(label.toLowerCase())
+  return name === undefined ? null : BUSBOY_DECODE[name]
+}
+
+/** The decoder for a charset label, or null when neither busboy nor TextDecoder knows it. */
+export function decoderFor (label: string): Decode | null {
+  const decode = busboyDecoderFor(label)
+  if (decode !== null) return decode
+  let decoder: InstanceType<typeof TextDecoder>
   try {
     decoder = new TextDecoder(label)
   } catch {
     return null
   }
-  return (bytes) => decoder.decode(Buffer.from(bytes, 'latin1'))
+  return (bytes) => decoder.decode(latin1Bytes(bytes))
 }
 
 /** The field browsers fill with the form's charset when the form has a hidden input of that name (HTML §4.10.21.8). */

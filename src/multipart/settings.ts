@@ -1,12 +1,12 @@
 // multipart()'s own options, validated once: the limits every part is counted against and where files go.
-import os from 'os'
 import bytes from 'bytes'
 import type { AnyOptions } from '../options'
 
 /** Where accepted files are kept. */
 export interface FileSettings {
   readonly storage: 'memory' | 'disk'
-  readonly directory: string
+  /** Where disk files go; undefined: the system's temporary folder, which the disk sink asks the OS for (no `os` here: the Web build shares this module). */
+  readonly directory: string | undefined
   readonly fileSizeLimit: number
   readonly fileLimit: number
   /** The fields that may carry files, or null for any. */
@@ -65,15 +65,15 @@ function normalizeFiles (files: unknown): FileSettings | null {
   const given = (files === true ? {} : files) as Record<string, unknown>
   const storage = given.storage === undefined ? 'memory' : given.storage
   if (storage !== 'memory' && storage !== 'disk') throw new TypeError('option files.storage must be "memory" or "disk"')
-  const directory = given.directory === undefined ? os.tmpdir() : given.directory
-  if (typeof directory !== 'string' || directory === '') throw new TypeError('option files.directory must be a folder path')
+  const directory = given.directory
+  if (directory !== undefined && (typeof directory !== 'string' || directory === '')) throw new TypeError('option files.directory must be a folder path')
   const fieldNames = given.fieldNames
   if (fieldNames !== undefined && (!Array.isArray(fieldNames) || !fieldNames.every((name) => typeof name === 'string'))) {
     throw new TypeError('option files.fieldNames must be an array of strings')
   }
   return {
     storage,
-    directory,
+    directory: directory as string | undefined,
     fileSizeLimit: readSize(given, 'fileSizeLimit', DEFAULT_FILE_SIZE, 'files.'),
     fileLimit: readCount(given, 'fileLimit', DEFAULT_FILE_COUNT, 1, 'files.'),
     fieldNames: fieldNames === undefined ? null : new Set(fieldNames as string[])

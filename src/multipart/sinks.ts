@@ -1,5 +1,6 @@
 // Where accepted files go: memory (a Buffer) or disk (written as they arrive); each stored file knows how to remove itself.
 import fs from 'fs'
+import os from 'os'
 import path from 'path'
 import type { Readable } from 'stream'
 import { loadCrypto } from '../dependencies'
@@ -55,10 +56,12 @@ export function storeInMemory (stream: Readable, info: FileInfo, done: StoreCall
 export const DISK_WRITE_BUFFER = 1024 * 1024
 
 /**
- * Writes the file to `directory` as it arrives, under a random name (128 bits from the CSPRNG: never derived
+ * Writes the file to `directory` (the system's temporary folder when undefined) as it arrives, under a random name (128 bits from the CSPRNG: never derived
  * from the client's name, so no path, extension or guessable name comes from the request).
  */
-export function storeOnDisk (directory: string, stream: Readable, info: FileInfo, done: StoreCallback): StoredFile {
+export function storeOnDisk (directory: string | undefined, stream: Readable, info: FileInfo, done: StoreCallback): StoredFile {
+  // No folder given: the system's temporary folder (os.tmpdir(), as multer's default).
+  if (directory === undefined) directory = os.tmpdir()
   // 'wx': never opens a file that already exists; 0o600: only the server's user reads uploads.
   return storeOnDiskAt(path.join(directory, randomFileName()), NEW_PRIVATE_FILE, stream, info, done)
 }

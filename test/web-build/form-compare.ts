@@ -1,4 +1,5 @@
-// Shared by the Web form reader's tests: one body read by the Web reader (in given chunks) and by the Node build's readMultipart, as comparable answers.
+// Shared by the Web form reader's tests and fuzz target: one body read by the Web reader (in given chunks) and by the
+// Node build's readMultipart, as comparable answers. No node:test import: the Jazzer target bundles this file.
 import { PassThrough } from 'node:stream'
 import type { IncomingMessage } from 'node:http'
 import { readMultipart } from '../../src/index'
@@ -6,7 +7,29 @@ import { createFieldAssembler } from '../../src/multipart/fields'
 import { normalizeMultipartOptions } from '../../src/multipart/settings'
 import { modern } from '../../src/variants'
 import { startWebForm, type WebForm } from '../../src/web/form-reader'
-import { describeError } from '../differential/harness'
+
+/**
+ * An error as test/differential/harness.ts's describeError describes it (class, name, message, status, statusCode,
+ * expose, type and every own property), with values as JSON gives them (the errors here hold strings and numbers).
+ */
+export function describeError (err: unknown): unknown {
+  if (err === null || typeof err !== 'object') return { nonObject: String(err) }
+  const e = err as Record<string, unknown>
+  const props: Record<string, unknown> = {}
+  for (const key of Object.keys(e).sort()) props[key] = e[key]
+  return {
+    isError: err instanceof Error,
+    constructor: String((e.constructor as { name?: unknown } | undefined)?.name),
+    name: e.name,
+    message: e.message,
+    status: e.status,
+    statusCode: e.statusCode,
+    expose: e.expose,
+    type: e.type,
+    ownEnumerable: props,
+    ownNames: Object.getOwnPropertyNames(e).sort()
+  }
+}
 
 /** An answer as JSON: the error described (status, type, message, every property), or the fields and each file's bytes as hex. */
 export type Answer = string
@@ -47,9 +70,14 @@ export async function nodeAnswer (contentType: string, chunks: readonly Uint8Arr
 
 /** The Web reader's answer for the same request, the body written in `chunks`. */
 export function webAnswer (contentType: string, chunks: readonly Uint8Array[], options: Record<string, unknown>): Answer {
+  return describeAnswer(webResult(contentType, chunks, options))
+}
+
+/** The Web reader's result: its error or form; throws where the reader broke its contract (a throw, two errors). */
+export function webResult (contentType: string, chunks: readonly Uint8Array[], options: Record<string, unknown>): Error | WebForm {
   const settings = normalizeMultipartOptions({ limit: Infinity, ...options })
   const reader = startWebForm(contentType, settings, createFieldAssembler(settings, modern))
-  if (reader instanceof Error) return describeAnswer(reader)
+  if (reader instanceof Error) return reader
   let failed: Error | null = null
   for (const chunk of chunks) {
     const err = reader.write(chunk)
@@ -58,7 +86,8 @@ export function webAnswer (contentType: string, chunks: readonly Uint8Array[], o
   }
   const end = reader.end()
   if (failed !== null && end !== failed) throw new Error('end() answered other than the write that failed')
-  return describeAnswer(end)
+  if (reader.end() !== end) throw new Error('a second end() answered otherwise')
+  return end
 }
 
 /** The body cut at the given points (each taken modulo its length + 1). */

@@ -9,6 +9,7 @@ import * as multipart from './multipart'
 import * as text from './text'
 import * as urlencoded from './urlencoded'
 import * as web from './web'
+import * as webMultipart from './web-multipart'
 
 export interface FuzzTarget {
   /** Runs one input; throws a finding. */
@@ -28,5 +29,6 @@ export const TARGETS: Record<string, FuzzTarget> = {
   multipart,
   multer,
   web,
-  koa
+  koa,
+  'web-multipart': webMultipart
 }

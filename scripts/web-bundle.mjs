@@ -27,15 +27,17 @@ function packageOf (file) {
  * Bundles `entry` (a path from the repository's root) for a browser platform. A Node built-in that stays unresolved
  * after the packages' `browser` fields, or resolves only to an npm polyfill of its name, is left external: `builtins`
  * lists those the bundle still imports once tree shaking is done (a module that imports one but is left out does not count).
+ * `webAs`: the module src/web.ts is imported as, left external (dist/hono-web.mjs imports dist/web.mjs instead of a second copy).
  * @returns {Promise<{ code: string, minified: number, gzip: number, builtins: string[] }>}
  */
-export async function bundleWeb (entry = 'src/web.ts', { minify = true } = {}) {
+export async function bundleWeb (entry = 'src/web.ts', { minify = true, webAs = null } = {}) {
   const plugin = {
     name: 'web-build',
     setup (build) {
       build.onResolve({ filter: /.*/ }, async (args) => {
         if (args.pluginData === 'web-build') return undefined
         if (PEERS.test(args.path)) return { path: args.path, external: true }
+        if (webAs !== null && path.join(args.resolveDir, args.path) === path.join(root, 'src/web')) return { path: webAs, external: true }
         if (!isBuiltin(args.path)) return undefined
         const result = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: 'web-build' })
         const builtin = args.path.replace(/^node:/, '')

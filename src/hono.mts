@@ -3,8 +3,10 @@
 // in an app's onError holds only for the one the app imported, and an app that imports bodykit/hono imports the ES one.)
 import { HTTPException } from 'hono/http-exception'
 import * as adapter from './hono/adapter.js'
+import { nodeBuild } from './hono/node-build.js'
+import type { UploadedFile } from './types.js'
 
-const parsers = adapter.createHonoParsers(HTTPException)
+const parsers = adapter.createHonoParsers<Buffer, UploadedFile>(HTTPException, nodeBuild)
 
 /**
  * Reads a JSON body (`application/json` by default) with the limits, inflation and charset rules of `readJson()`;

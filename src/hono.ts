@@ -1,8 +1,10 @@
 // Entry `bodykit/hono` (CommonJS): Hono middleware per parser (json, text, raw, urlencoded, multipart) over the promise readers.
 import { HTTPException } from 'hono/http-exception'
+import type { UploadedFile } from './types'
 import { createHonoParsers, type HonoParsers } from './hono/adapter'
+import { nodeBuild } from './hono/node-build'
 
-const parsers = createHonoParsers(HTTPException)
+const parsers = createHonoParsers<Buffer, UploadedFile>(HTTPException, nodeBuild)
 
 /**
  * Reads a JSON body (`application/json` by default) with the limits, inflation and charset rules of `readJson()`;

@@ -1,6 +1,7 @@
 // The Web build (`bodykit/web`): the promise readers for a Web `Request` on Web primitives only, for edge runtimes, Workers, Deno, Bun and Node.
-import { isBodyParserError } from './errors'
+import { isBodyParserError as isBodyParserErrorGuard } from './errors'
 import type { AnyOptions } from './options'
+import type { BodyParserError } from './types'
 import type { ParserName } from './variants'
 import { readRequest } from './web/read-request'
 import { createWebSettings, type WebSettings } from './web/settings'
@@ -8,7 +9,14 @@ import type { WebFormReaderFunction, WebJsonOptions, WebRawOptions, WebReader, W
 
 export type * from './web/types'
 export type { BodyParserError, BodyParserErrorType } from './types'
-export { isBodyParserError }
+
+/**
+ * Whether a value is an error a reader rejected with for the body (its `status`, `type` and message are the
+ * client's to see), and not one of the app's own.
+ * @example
+ * try { await readJson(request) } catch (err) { if (isBodyParserError(err)) return new Response(err.message, { status: err.status }) }
+ */
+export const isBodyParserError: (value: unknown) => value is BodyParserError = isBodyParserErrorGuard
 
 /** One parser's reader: settings are validated once per options object (a bad option rejects with its TypeError). */
 function createReader (kind: ParserName): (request: unknown, options?: unknown) => Promise<unknown> {
@@ -27,6 +35,14 @@ function createReader (kind: ParserName): (request: unknown, options?: unknown) 
   return async function read (request, options) {
     return await readRequest(settingsFor(options as AnyOptions), request as never)
   }
+}
+
+/**
+ * Validates a reader's options as its first read would (bodykit/hono's factories check them when the middleware is made).
+ * @internal
+ */
+export function checkWebOptions (kind: ParserName, options: AnyOptions): void {
+  createWebSettings(kind, options)
 }
 
 /**

@@ -1,14 +1,9 @@
-// bodykit/hono's middleware, built over the promise readers for a given HTTPException class (the entries pass Hono's own).
-import fs from 'fs'
+// bodykit/hono's middleware, built over a build's promise readers (the Node build's or the Web build's) for a given HTTPException class (the entries pass Hono's own).
 import type { Env, Input, MiddlewareHandler, ValidationTargets } from 'hono'
 import type { HTTPException } from 'hono/http-exception'
-import { createReadSettings } from '../read-settings'
 import type { AnyOptions, ReadJsonOptions, ReadMultipartOptions, ReadRawOptions, ReadTextOptions, ReadUrlencodedOptions, StandardSchemaV1 } from '../options'
-import { loadDefinition } from '../parsers/catalog'
-import type { ParserDefinition, StreamParserDefinition } from '../parsers/definition'
-import { readJson, readMultipart, readRaw, readText, readUrlencoded } from '../readers'
-import type { BodyFor, MultipartResult, UploadedFile, WebRequest, WithSchema } from '../types'
-import { modern } from '../variants'
+import type { BodyFor, UploadedFile, WebRequest, WithSchema } from '../types'
+import type { ParserName } from '../variants'
 
 /** Options of `json()`: those of `readJson()` without `res` (a Hono handler has no Node response). */
 export type HonoJsonOptions = Omit<ReadJsonOptions, 'res'>
@@ -40,12 +35,15 @@ export interface BodyVariables<Body> extends Env {
 }
 
 /** The context variable `multipart()` sets besides `c.req.valid('form')`: `c.var.files`. */
-export interface FilesVariables extends Env {
-  Variables: { files: UploadedFile[] }
+export interface FilesVariables<File = UploadedFile> extends Env {
+  Variables: { files: File[] }
 }
 
-/** The five Hono middleware factories. */
-export interface HonoParsers {
+/**
+ * The five Hono middleware factories. `Bytes` and `File` are what the build reads bytes into: Node's Buffer and
+ * UploadedFile, or the Web build's Uint8Array and its in-memory file.
+ */
+export interface HonoParsers<Bytes = Buffer, File = UploadedFile> {
   /**
    * Reads a JSON body (`application/json` by default) as `readJson()` does; the handler gets it as
    * `c.req.valid('json')` (`undefined` when there was nothing to read), or the `schema`'s output, typed as it.
@@ -63,13 +61,13 @@ export interface HonoParsers {
    * `c.req.valid('form')`, as for `urlencoded()`, and its files are `c.var.files` (`[]` when there are none).
    */
   multipart: <S extends StandardSchemaV1 | undefined = undefined, P extends string = string>
-  (options?: WithSchema<HonoMultipartOptions, S> | null) => MiddlewareHandler<FilesVariables, P, Validated<'form', SchemaInputFor<S, ValidationTargets['form']>, BodyFor<S, Record<string, unknown> | undefined>>>
+  (options?: WithSchema<HonoMultipartOptions, S> | null) => MiddlewareHandler<FilesVariables<File>, P, Validated<'form', SchemaInputFor<S, ValidationTargets['form']>, BodyFor<S, Record<string, unknown> | undefined>>>
   /** Decodes a text body (`text/plain` by default) as `readText()` does, into `c.var.body`. */
   text: <S extends StandardSchemaV1 | undefined = undefined, P extends string = string>
   (options?: WithSchema<HonoTextOptions, S> | null) => MiddlewareHandler<BodyVariables<BodyFor<S, string | undefined>>, P>
-  /** Reads a body (`application/octet-stream` by default) into a Buffer as `readRaw()` does, into `c.var.body`. */
+  /** Reads a body (`application/octet-stream` by default) into a Buffer (the Web build: a Uint8Array) as `readRaw()` does, into `c.var.body`. */
   raw: <S extends StandardSchemaV1 | undefined = undefined, P extends string = string>
-  (options?: WithSchema<HonoRawOptions, S> | null) => MiddlewareHandler<BodyVariables<BodyFor<S, Buffer | undefined>>, P>
+  (options?: WithSchema<HonoRawOptions, S> | null) => MiddlewareHandler<BodyVariables<BodyFor<S, Bytes | undefined>>, P>
 }
 
 /**
@@ -82,17 +80,28 @@ export type HTTPExceptionClass = typeof HTTPException
 /** The one shape every parser's reader has here: a Request in, a promise of the body out. */
 type WebReader = (req: WebRequest, options?: AnyOptions) => Promise<unknown>
 
-/** Hands a read body to the handler's context. Returns files to remove after the handler. */
-type Deliver = (c: Parameters<MiddlewareHandler>[0], body: unknown) => readonly UploadedFile[] | undefined | void
+/**
+ * What the middlewares are built over: a build's readers, its option check (the factories' TypeErrors, at creation),
+ * and what is done with a form's files once the handler has returned (the Node build removes disk files).
+ * @internal
+ */
+export interface HonoBuild {
+  readonly readers: Readonly<Record<ParserName, WebReader>>
+  readonly checkOptions: (kind: ParserName, options: AnyOptions) => void
+  readonly releaseFiles: (files: readonly unknown[]) => void
+}
+
+/** Hands a read body to the handler's context. Returns files to release after the handler. */
+type Deliver = (c: Parameters<MiddlewareHandler>[0], body: unknown) => readonly unknown[] | undefined | void
 
 /** The status and message a reader's rejection becomes, as http-errors carries them. */
 interface ErrorLike { status?: unknown, expose?: unknown, message?: unknown }
 
 /**
- * Builds the five middlewares around `HTTPException`.
+ * Builds the five middlewares around `HTTPException`, over a build's readers.
  * @internal
  */
-export function createHonoParsers (HTTPExceptionClass: HTTPExceptionClass): HonoParsers {
+export function createHonoParsers<Bytes, File> (HTTPExceptionClass: HTTPExceptionClass, build: HonoBuild): HonoParsers<Bytes, File> {
   /** A reader's rejection as Hono's HTTPException: its status (500 for anything else), its message only when exposable. */
   function toHttpException (err: unknown): HTTPException {
     const { status, expose, message } = (err ?? {}) as ErrorLike
@@ -103,11 +112,11 @@ export function createHonoParsers (HTTPExceptionClass: HTTPExceptionClass): Hono
   }
 
   /** Validates options now, as the middleware factories do, and returns them as the reader will get them on every request. */
-  function prepare (definition: ParserDefinition | StreamParserDefinition, options: Record<string, unknown> | null | undefined): AnyOptions {
+  function prepare (kind: ParserName, options: Record<string, unknown> | null | undefined): AnyOptions {
     if (options == null) return undefined
     // `res` has no meaning here: a Hono handler has no Node response to pass to `verify` or to close.
     const { res: _res, ...rest } = options
-    createReadSettings(definition, rest, modern)
+    build.checkOptions(kind, rest)
     return rest
   }
 
@@ -132,7 +141,7 @@ export function createHonoParsers (HTTPExceptionClass: HTTPExceptionClass): Hono
         await next()
       } finally {
         // As multipart() does once the response has finished: the disk files the handler did not move are removed.
-        removeDiskFiles(files)
+        build.releaseFiles(files)
       }
     }
     // Hono shows no names, but a stack trace does: one name per parser, as the Express middlewares have.
@@ -140,22 +149,23 @@ export function createHonoParsers (HTTPExceptionClass: HTTPExceptionClass): Hono
     return middleware
   }
 
+  const { readers } = build
   return {
-    json: (options) => createMiddleware('jsonParser', readJson as WebReader, prepare(loadDefinition('json'), options), (c, body) => {
+    json: (options) => createMiddleware('jsonParser', readers.json, prepare('json', options), (c, body) => {
       c.req.addValidatedData('json', body as object)
     }),
-    urlencoded: (options) => createMiddleware('urlencodedParser', readUrlencoded as WebReader, prepare(loadDefinition('urlencoded'), options), (c, body) => {
+    urlencoded: (options) => createMiddleware('urlencodedParser', readers.urlencoded, prepare('urlencoded', options), (c, body) => {
       c.req.addValidatedData('form', body as object)
     }),
-    text: (options) => createMiddleware('textParser', readText as WebReader, prepare(loadDefinition('text'), options), (c, body) => {
+    text: (options) => createMiddleware('textParser', readers.text, prepare('text', options), (c, body) => {
       c.set('body', body)
     }),
-    raw: (options) => createMiddleware('rawParser', readRaw as WebReader, prepare(loadDefinition('raw'), options), (c, body) => {
+    raw: (options) => createMiddleware('rawParser', readers.raw, prepare('raw', options), (c, body) => {
       c.set('body', body)
     }),
-    multipart: (options) => createMiddleware('multipartParser', readMultipart as WebReader, prepare(loadDefinition('multipart'), options), (c, result) => {
+    multipart: (options) => createMiddleware('multipartParser', readers.multipart, prepare('multipart', options), (c, result) => {
       // The reader resolves `{ fields, files }`, or `undefined` when there was no form to read and no schema.
-      const form = result as MultipartResult | undefined
+      const form = result as { fields: unknown, files: unknown[] } | undefined
       c.req.addValidatedData('form', form?.fields as object)
       const files = form?.files ?? []
       c.set('files', files)
@@ -163,12 +173,3 @@ export function createHonoParsers (HTTPExceptionClass: HTTPExceptionClass): Hono
     })
   }
 }
-
-/** Unlinks the disk files of a form; one that was moved or removed already is no error. */
-function removeDiskFiles (files: readonly UploadedFile[]): void {
-  for (const file of files) {
-    if (typeof file.path === 'string') fs.unlink(file.path, ignore)
-  }
-}
-
-function ignore (): void {}

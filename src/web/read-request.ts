@@ -59,9 +59,12 @@ export async function readRequest (settings: WebSettings, request: WebRequest): 
   if (tooLarge !== null) throw cancelledReader(reader, tooLarge)
 
   if (form !== null) {
-    const verdict = await readBytes(reader, declared, settings.limit, contentEncoding, (chunk) => form.write(chunk))
-    if (verdict !== null) throw verdict
+    const verdict = await readBytes(reader, declared, settings.limit, contentEncoding, (chunk) => form.write(chunk), false)
+    // A compressed body's wrong length is known once its inflated bytes have all reached the form, whose end comes first (as in the Node build's stage).
+    const lengthLast = verdict !== null && contentEncoding !== 'identity' && (verdict as { type?: unknown }).type === 'request.size.invalid'
+    if (verdict !== null && !lengthLast) throw verdict
     const result = form.end()
+    if (lengthLast) throw result instanceof Error ? result : verdict
     if (result instanceof Error) throw result
     return deliverForm(settings, result)
   }
@@ -71,7 +74,7 @@ export async function readRequest (settings: WebSettings, request: WebRequest): 
     chunks.push(chunk)
     size += chunk.byteLength
     return null
-  })
+  }, true)
   if (verdict !== null) throw verdict
   return finish(settings, request, concat(chunks, size), charset)
 }
@@ -83,11 +86,12 @@ function hasBody (request: WebRequest, header: (name: string) => string | undefi
   return header('transfer-encoding') !== undefined || (length !== undefined && DIGITS.test(length))
 }
 
-/** The body's bytes to `take`, inflated when the body is compressed; a Request with no body stream has none. */
-function readBytes (reader: BodyReader | null, declared: number | null, limit: number, contentEncoding: string, take: TakeBytes): Promise<BodyVerdict> {
+/** The body's bytes to `take`, inflated when the body is compressed (`whole`: a body read whole, not a form); a Request with no body stream has none. */
+function readBytes (reader: BodyReader | null, declared: number | null, limit: number, contentEncoding: string, take: TakeBytes,
+  whole: boolean): Promise<BodyVerdict> {
   if (reader === null) return Promise.resolve(declared !== null && declared !== 0 ? errors.sizeMismatch(0, declared) : null)
   if (contentEncoding === 'identity') return readBodyBytes(reader, declared, limit, take)
-  return readInflatedBytes(reader, declared, limit, webDecompressors().get(contentEncoding) as string, take)
+  return readInflatedBytes(reader, declared, limit, webDecompressors().get(contentEncoding) as string, take, whole)
 }
 
 /** The body was read in full: verify it, decode it with its charset and parse it, then check it with the schema. */

@@ -26,8 +26,6 @@ export interface PartParser {
   /** The body ended: the bytes held as a possible delimiter's start are data after all (busboy's search flushes them). */
   end (): void
   readonly complete: boolean
-  /** Inside a part's header block. */
-  readonly inHeaders: boolean
 }
 
 const CR = 13
@@ -82,6 +80,21 @@ export function createPartParser (boundary: string, events: PartEvents): PartPar
   needle.set([CR, LF, DASH, DASH])
   for (let i = 0; i < boundary.length; i++) needle[i + 4] = boundary.charCodeAt(i) & 0xff
   const size = needle.length
+  const last = size - 1
+  // Boyer-Moore-Horspool: how far the needle may move on, by the byte under its last one.
+  const shift = new Uint8Array(256).fill(size)
+  for (let i = 0; i < last; i++) shift[needle[i]] = last - i
+
+  /** Where the first whole delimiter in `chunk` from `at` starts, or -1. */
+  function find (chunk: Uint8Array, at: number): number {
+    for (const end = chunk.length - last; at < end; at += shift[chunk[at + last]]) {
+      if (chunk[at + last] !== needle[last]) continue
+      let j = 0
+      while (j < last && chunk[at + j] === needle[j]) j++
+      if (j === last) return at
+    }
+    return -1
+  }
   // The needle's bytes that ended the input so far: a delimiter may start there. busboy's virtual line break first.
   let held = 2
   let stopped = false
@@ -224,7 +237,6 @@ export function createPartParser (boundary: string, events: PartEvents): PartPar
 
   return {
     get complete () { return complete },
-    get inHeaders () { return inHeaders },
     end () {
       if (stopped || held === 0) return
       const carried = held
@@ -254,20 +266,19 @@ export function createPartParser (boundary: string, events: PartEvents): PartPar
         }
       }
       let from = at
-      for (let i = chunk.indexOf(CR, at); i !== -1;) {
+      for (let i = find(chunk, from); i !== -1; i = find(chunk, from)) {
+        if (i > from && feed(chunk, from, i)) return
+        if (delimiter()) return
+        from = i + size
+      }
+      // A delimiter may start in the last bytes, and end in the next chunk: they are held, not copied.
+      for (let i = chunk.indexOf(CR, Math.max(from, length - last)); i !== -1; i = chunk.indexOf(CR, i + 1)) {
         let j = 1
-        while (j < size && i + j < length && chunk[i + j] === needle[j]) j++
-        if (j === size) {
+        while (i + j < length && chunk[i + j] === needle[j]) j++
+        if (i + j === length) {
           if (i > from && feed(chunk, from, i)) return
-          if (delimiter()) return
-          from = i + size
-          i = chunk.indexOf(CR, from)
-        } else if (i + j === length) {
-          if (i > from && feed(chunk, from, i)) return
-          held = j
+          held = length - i
           return
-        } else {
-          i = chunk.indexOf(CR, i + 1)
         }
       }
       if (from < length) feed(chunk, from, length)

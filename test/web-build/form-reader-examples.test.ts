@@ -2,7 +2,9 @@
 // hostile bodies (an endless file, a 100 KiB part header, 10,000 tiny parts, a delimiter's prefix across every split)
 // and the known differences from the Node build, pinned.
 import assert from 'node:assert/strict'
+import path from 'node:path'
 import { describe, it } from 'node:test'
+import * as esbuild from 'esbuild'
 import { normalizeMultipartOptions } from '../../src/multipart/settings'
 import { createFieldAssembler } from '../../src/multipart/fields'
 import { modern } from '../../src/variants'
@@ -147,5 +149,25 @@ describe('known differences from the Node build, pinned', () => {
     assert.equal(answer.type, 'multipart.boundary.invalid')
     const node = await nodeAnswer(header, [bytes('a=1')], { type: 'application/x-www-form-urlencoded' })
     assert.match(node, /"fields":\{"a":"1"\}/)
+  })
+})
+
+describe('the module graph', () => {
+  it('bundles for a browser with no Node built-in, no Buffer and no process', async () => {
+    const result = await esbuild.build({
+      entryPoints: [path.resolve(__dirname, '../../src/web/form-reader.ts')],
+      bundle: true,
+      minify: true,
+      metafile: true,
+      write: false,
+      platform: 'browser',
+      format: 'esm',
+      logLevel: 'silent',
+      // A Node built-in would stay unresolved for a browser: taken as external here, and listed.
+      plugins: [{ name: 'builtins', setup (build) { build.onResolve({ filter: /^(node:)?[a-z_]+$/ }, (args) => ['buffer', 'crypto', 'events', 'fs', 'os', 'path', 'stream', 'util', 'zlib', 'string_decoder'].includes(args.path.replace(/^node:/, '')) ? { path: args.path, external: true } : undefined) } }]
+    })
+    const builtins = Object.values(result.metafile.inputs).flatMap((input) => input.imports.filter((use) => use.external).map((use) => use.path))
+    assert.deepEqual(builtins, [])
+    assert.doesNotMatch(result.outputFiles[0].text, /\b(require|Buffer|process)\b/)
   })
 })

@@ -1,0 +1,4 @@
+// The Web bundle imported as a module by Bun (Bun.serve): the cases, the hostile bodies and the fuzz corpora over HTTP answer as the Node build does.
+import { runtimeSuite } from './web-bundle/suite'
+
+runtimeSuite('bun')

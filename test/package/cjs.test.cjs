@@ -273,10 +273,28 @@ describe('isBodyParserError', () => {
   })
 })
 
+describe('require(\'bodykit/web\')', () => {
+  const web = require('bodykit/web')
+
+  it('carries the five readers and the guard, and resolves to the built dist/web.js', () => {
+    assert.deepEqual(Object.keys(web).filter((name) => !name.startsWith('check')).sort(), ['isBodyParserError', 'readJson', 'readMultipart', 'readRaw', 'readText', 'readUrlencoded'])
+    assert.equal(require.resolve('bodykit/web'), require('node:path').resolve(__dirname, '../../dist/web.js'))
+  })
+
+  it('reads a Request, and refuses one past its limit with the error bodykit passes', async () => {
+    const post = (body) => new Request('http://127.0.0.1/', { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    assert.deepEqual(await web.readJson(post('{"a":1}')), { a: 1 })
+    const err = await web.readJson(post('{"a":"0123456789"}'), { limit: 10 }).catch((error) => error)
+    assert.deepEqual([err.status, err.type, web.isBodyParserError(err)], [413, 'entity.too.large', true])
+    const bytes = new Request('http://127.0.0.1/', { method: 'POST', headers: { 'content-type': 'application/pdf' }, body: new Uint8Array([1, 2]) })
+    assert.deepEqual(await web.readRaw(bytes, { type: 'pdf' }), new Uint8Array([1, 2]))
+  })
+})
+
 describe('the exports map', () => {
-  it('lists only ".", "./legacy", "./multer", "./koa", "./nest", "./hono" and "./package.json"', () => {
+  it('lists only ".", "./legacy", "./multer", "./koa", "./nest", "./hono", "./web" and "./package.json"', () => {
     const pkg = require('bodykit/package.json')
-    assert.deepEqual([pkg.name, Object.keys(pkg.exports)], ['bodykit', ['.', './legacy', './multer', './koa', './nest', './hono', './package.json']])
+    assert.deepEqual([pkg.name, Object.keys(pkg.exports)], ['bodykit', ['.', './legacy', './multer', './koa', './nest', './hono', './web', './package.json']])
   })
 
   it('refuses deep requires with ERR_PACKAGE_PATH_NOT_EXPORTED', () => {
@@ -284,7 +302,8 @@ describe('the exports map', () => {
       'bodykit/dist/multer.js', 'bodykit/dist/multer', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/multer/index',
       'bodykit/dist/hono.js', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json',
       'bodykit/dist/koa.js', 'bodykit/dist/koa/middleware.js', 'bodykit/koa/package.json',
-      'bodykit/dist/nest.js', 'bodykit/dist/nest/run-upload.js', 'bodykit/nest/package.json']) {
+      'bodykit/dist/nest.js', 'bodykit/dist/nest/run-upload.js', 'bodykit/nest/package.json',
+      'bodykit/dist/web.js', 'bodykit/dist/web.mjs', 'bodykit/dist/hono-web.mjs', 'bodykit/dist/web/read-request.js', 'bodykit/web/package.json']) {
       assert.throws(() => require(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
     }
   })

@@ -19,6 +19,8 @@ import { FileInterceptor, FilesInterceptor, FileFieldsInterceptor, AnyFilesInter
 import { Body, Controller, Module, Post, UploadedFiles, UseInterceptors } from '@nestjs/common'
 import { NestFactory } from '@nestjs/core'
 import { HTTPException } from 'hono/http-exception'
+import * as webNamespace from 'bodykit/web'
+import { execFileSync } from 'node:child_process'
 
 const GENERIC_SPLIT = 'The bodyParser() generic has been split into individual middleware to use instead.'
 
@@ -167,6 +169,32 @@ describe('import from \'bodykit/hono\'', () => {
   })
 })
 
+describe('import from \'bodykit/web\'', () => {
+  it('gives the five readers and the guard from the self-contained ES module (dist/web.mjs), which reads a Request', async () => {
+    assert.deepEqual(Object.keys(webNamespace).filter((name) => !name.startsWith('check')).sort(), ['isBodyParserError', 'readJson', 'readMultipart', 'readRaw', 'readText', 'readUrlencoded'])
+    assert.match(import.meta.resolve('bodykit/web'), /\/dist\/web\.mjs$/)
+    const form = new FormData()
+    form.append('name', 'ada')
+    form.append('cv', new Blob(['hello'], { type: 'text/plain' }), 'cv.txt')
+    const result = await webNamespace.readMultipart(new Request('http://127.0.0.1/', { method: 'POST', body: form }), { files: true })
+    assert.deepEqual([result.fields, result.files.map((file) => [file.fieldName, file.originalName, new TextDecoder().decode(file.buffer)])], [{ name: 'ada' }, [['cv', 'cv.txt', 'hello']]])
+    const err = await webNamespace.readJson(new Request('http://127.0.0.1/', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'zstd-not' }, body: '{}' })).catch((error) => error)
+    assert.deepEqual([err.status, err.type, webNamespace.isBodyParserError(err)], [415, 'encoding.unsupported', true])
+  })
+
+  it('is what bodykit/hono resolves to under the conditions Workers and edge bundlers set (workerd, edge-light, worker, browser)', () => {
+    for (const condition of ['workerd', 'edge-light', 'worker', 'browser']) {
+      const script = "const hono = await import('bodykit/hono'); const { Hono } = await import('hono'); const app = new Hono();" +
+        " app.post('/', hono.json({ limit: 8 }), (c) => c.json(c.req.valid('json'))); app.onError((e, c) => c.text(e.cause.type, e.status));" +
+        " const post = (body) => app.request('/', { method: 'POST', headers: { 'content-type': 'application/json' }, body });" +
+        " const [ok, big] = await Promise.all([post('{}'), post('{\"a\":123456}')]);" +
+        " console.log(JSON.stringify([import.meta.resolve('bodykit/hono').split('/').pop(), ok.status, big.status, await big.text()]))"
+      const output = execFileSync(process.execPath, ['--conditions=' + condition, '--input-type=module', '-e', script], { cwd: import.meta.dirname, encoding: 'utf8' })
+      assert.deepEqual(JSON.parse(output), ['hono-web.mjs', 200, 413, 'entity.too.large'], condition)
+    }
+  })
+})
+
 describe('import from \'bodykit/koa\'', () => {
   it('gives koa-bodyparser 4\'s function as default export and @koa/bodyparser 6\'s as bodyParser, with UnsupportedBodyTypeError', () => {
     assert.equal(typeof koaBodyParser, 'function')
@@ -251,7 +279,7 @@ describe('import from \'bodykit/nest\'', () => {
 
 describe('deep imports', () => {
   it('are refused with ERR_PACKAGE_PATH_NOT_EXPORTED', async () => {
-    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js', 'bodykit/dist/multer.js', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/dist/hono.mjs', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json', 'bodykit/dist/koa.js', 'bodykit/koa/package.json', 'bodykit/dist/nest.js', 'bodykit/nest/package.json']) {
+    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js', 'bodykit/dist/multer.js', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/dist/hono.mjs', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json', 'bodykit/dist/koa.js', 'bodykit/koa/package.json', 'bodykit/dist/nest.js', 'bodykit/nest/package.json', 'bodykit/dist/web.mjs', 'bodykit/dist/hono-web.mjs', 'bodykit/web/package.json']) {
       await assert.rejects(import(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
     }
   })

@@ -1,5 +1,5 @@
 // Smoke tests of the built package through its name (package self-reference), from ES modules.
-/* global fetch, Blob, FormData, Request */
+/* global fetch, Blob, FormData, Request, TextDecoder */
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { describe, it } from 'node:test'

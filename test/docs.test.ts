@@ -97,6 +97,7 @@ const BASE_OPTIONS: ts.CompilerOptions = {
     'bodykit/hono': ['src/hono.ts'],
     'bodykit/koa': ['src/koa.ts'],
     'bodykit/nest': ['src/nest.ts'],
+    'bodykit/web': ['src/web.ts'],
     hono: ['node_modules/hono'],
     'hono/*': ['node_modules/hono/*'],
     koa: ['node_modules/@types/koa/index.d.ts']

@@ -175,6 +175,16 @@ describe('docs', () => {
     ], [])
   })
 
+  it('shows the Web recipes as the runtime tests run them (docs/web.md: the Next.js edge route, Hono on Workers)', () => {
+    const blocks = codeBlocks('docs/web.md').map((block) => block.code)
+    for (const file of ['test/runtimes/recipes/next-edge-route.ts', 'test/runtimes/recipes/hono-worker.ts']) {
+      // The file less its header (what it is, where the test runs it), importing the package by name.
+      const code = text(file).split('\n').filter((line) => !/^\/\/ (Recipe|In an app)/.test(line)).join('\n')
+        .replace("'../../../src/web'", "'bodykit/web'").trim()
+      assert.ok(blocks.some((block) => block.includes(code)), file + ' is not shown in docs/web.md as it is tested')
+    }
+  })
+
   it('knows a broken example when it sees one', () => {
     const broken = compileBlocks([
       { page: 'broken.md', line: 1, lang: 'js', code: "const bodykit = require('bodykit')\nbodykit.jsn()\n" },

@@ -92,13 +92,21 @@ function continuesAt (piece: Buffer, bytes: Buffer, from: number, count: number)
   return true
 }
 
+/** A canonical stream's reading: its abort, and what the stage calls once the body was cut at its limit. */
+export interface CanonicalReading {
+  readonly abort: StageAbort
+  /** Hands a header block held whole to busboy, to be judged by the bytes it has. */
+  readonly judgeHeld: () => void
+}
+
 /**
  * Reads a streamed form as busboy would, for as long as it is canonical: parts (after any preamble, which busboy
  * ignores too) whose headers the whole-body fast path accepts, within busboy's counts, and a closing delimiter
  * after which busboy would find nothing more. The first delimiter followed by anything else is handed to busboy with what came
- * after it. A body that ends inside a part's data is cut short, as busboy says. Returns the stage's abort.
+ * after it. A body that ends inside a part's data is cut short, as busboy says. Returns the stage's abort, and the
+ * judgement of a header block it holds.
  */
-export function readCanonicalStream (source: StageInput, form: StreamedForm, config: ParserConfig, collector: PartCollector, handOver: HandOver): StageAbort {
+export function readCanonicalStream (source: StageInput, form: StreamedForm, config: ParserConfig, collector: PartCollector, handOver: HandOver): CanonicalReading {
   const limits = config.limits ?? {}
   const partsLimit = limits.parts ?? Infinity
   const filesLimit = limits.files ?? Infinity
@@ -394,7 +402,16 @@ export function readCanonicalStream (source: StageInput, form: StreamedForm, con
     source.removeListener('end', onEnd)
   }
 
-  return function abort (callback) {
+  /**
+   * The body was cut at its limit (the 413 waits for the form's judgement of the bytes before it): a header block
+   * held whole before it is read goes to busboy now, which judges its bytes as they are (a malformed line within the
+   * limit is the answer), not once the block is complete, which it never will be.
+   */
+  function judgeHeld (): void {
+    if (state === 'delimiter') handOverToBusboy()
+  }
+
+  const abort: StageAbort = function abort (callback) {
     if (busboyAbort !== null) return busboyAbort(callback)
     stopReading()
     if (fileStream !== null) {
@@ -404,6 +421,7 @@ export function readCanonicalStream (source: StageInput, form: StreamedForm, con
     }
     collector.abort(callback)
   }
+  return { abort, judgeHeld }
 }
 
 /** The pieces' bytes from `offset` on, still in the pieces they came in. */

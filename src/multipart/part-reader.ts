@@ -92,9 +92,9 @@ export function createMultipartStage (policy: FormPolicy): BodyStage {
       const form = policy.fastPath ? readsLikeBusboy(headerOf(req, 'content-type') as string, config, UNDECLARED_AS_BYTES) : null
       if (!Buffer.isBuffer(input)) {
         if (form === null) return { abort: readWithBusboy(config, collector, input, req, parsing), judged }
-        const abort = readCanonicalStream(input, form, config, collector, (pieces, used, empty, readingOn) =>
+        const canonical = readCanonicalStream(input, form, config, collector, (pieces, used, empty, readingOn) =>
           readWithBusboy(withCountsUsed(config, used), readingOn, input, req, parsing, pieces, empty))
-        return { abort, judged }
+        return { abort: canonical.abort, judged: (callback) => { canonical.judgeHeld(); judged(callback) } }
       }
       return { abort: readWholeBody(config, collector, input, req, form), judged }
     }

@@ -1,14 +1,13 @@
 // The two behaviours bodykit offers, as data: the default entry (body-parser 2.x) and bodykit/legacy (1.x).
 import type { IncomingMessage } from 'http'
 import type { Transform } from 'stream'
-import querystring from 'querystring'
 import zlib from 'zlib'
 import iconv from 'iconv-lite'
 import { decodeBody, decodeBodyAsIconv04 } from './decode'
 import { readContentTypeLeniently, readContentTypeStrictly, type ContentTypeReader } from './content-type'
-import { loadOnFinished, loadQs } from './dependencies'
+import { loadOnFinished, onFirstUse } from './dependencies'
 import { atOnce, type InflaterAtOnce } from './inflate'
-import { parseFormLinear, type FormOptions } from './parsers/form'
+import type { FormOptions } from './parsers/form'
 
 /** A request as the pipeline sees it: body-parser's `req.body` and 1.x's `req._body` flag, and bodykit's `rawBody`. */
 export interface BodyRequest extends IncomingMessage {
@@ -102,22 +101,9 @@ function isKnownToIconv04 (charset: string): boolean {
   return !CODECS_UNKNOWN_TO_ICONV_0_4.has(codec) && iconv.encodingExists(charset)
 }
 
-/**
- * Above this many parameters the linear port of qs parses the form (qs is quadratic in duplicates and
- * array merges). At or below it, which covers the default parameterLimit, qs itself runs.
- */
-export const LINEAR_PARSE_THRESHOLD = 1000
-
-/** qs's `parse`, or its linear port past LINEAR_PARSE_THRESHOLD parameters (test/parsers/form.test.ts compares them). */
-function parseWithQs (body: string, options: FormOptions, count: number): unknown {
-  // Security: a raised parameterLimit must not make parsing quadratic (seconds of CPU for 100 KB).
-  return count > LINEAR_PARSE_THRESHOLD ? parseFormLinear(body, options) : loadQs().parse(body, options)
-}
-
-/** compat(v1): simple mode is Node's querystring (null-prototype object, U+FFFD for bad escapes). */
-function parseWithQuerystring (body: string, maxKeys: number): Record<string, unknown> {
-  return querystring.parse(body, undefined, undefined, { maxKeys })
-}
+/** The Node builds' form parsers (qs, its linear port, Node's querystring), loaded with the first form that needs one. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadNodeForms = /* @__PURE__ */ onFirstUse(() => require('./parsers/node-forms') as typeof import('./parsers/node-forms'))
 
 /** The middlewares' delivery: `req.body` is the parsed body, then `next()`. */
 function setBody (req: BodyRequest, next: (err?: unknown) => void, body: unknown): void {
@@ -169,7 +155,7 @@ export const modern: Variant = {
     isExtended: (extended) => Boolean(extended),
     warnWhenExtendedUndefined: false,
     parseSimpleForm: null,
-    parseNestedForm: parseWithQs,
+    parseNestedForm: (body, options, count) => loadNodeForms().parseWithQs(body, options, count),
     charsetOptions: true
   }
 }
@@ -197,8 +183,8 @@ export const legacy: Variant = {
     charsets: ['utf-8'],
     isExtended: (extended) => extended !== false,
     warnWhenExtendedUndefined: true,
-    parseSimpleForm: parseWithQuerystring,
-    parseNestedForm: parseWithQs,
+    parseSimpleForm: (body, maxKeys) => loadNodeForms().parseWithQuerystring(body, maxKeys),
+    parseNestedForm: (body, options, count) => loadNodeForms().parseWithQs(body, options, count),
     charsetOptions: false
   }
 }

@@ -6,7 +6,8 @@ import fc from 'fast-check'
 import qs from 'qs'
 import { parseFormLinear, type FormOptions } from '../../src/parsers/form'
 import { createUrlencodedParse } from '../../src/parsers/urlencoded'
-import { LINEAR_PARSE_THRESHOLD, legacy, modern } from '../../src/variants'
+import { LINEAR_PARSE_THRESHOLD } from '../../src/parsers/node-forms'
+import { legacy, modern } from '../../src/variants'
 
 // body-parser 1.20.6 ships qs 6.15.4; only compared for the report, bodykit follows qs 6.17.
 const qs615 = createRequire(require.resolve('body-parser-1/package.json'))('qs') as typeof qs

@@ -9,6 +9,7 @@ import * as multipart from './multipart'
 import * as text from './text'
 import * as urlencoded from './urlencoded'
 import * as web from './web'
+import * as webBuild from './web-build'
 import * as webMultipart from './web-multipart'
 
 export interface FuzzTarget {
@@ -30,5 +31,6 @@ export const TARGETS: Record<string, FuzzTarget> = {
   multer,
   web,
   koa,
-  'web-multipart': webMultipart
+  'web-multipart': webMultipart,
+  'web-build': webBuild
 }

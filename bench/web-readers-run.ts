@@ -17,6 +17,42 @@ function smallRequest (): Request {
   return new Request('http://127.0.0.1/', { method: 'POST', headers, body: small })
 }
 
+/** The small body as a server hands it over: a stream (one piece). */
+function smallStreamedRequest (): Request {
+  const bytes = new TextEncoder().encode(small)
+  let sent = false
+  const body = new ReadableStream<Uint8Array>({
+    pull (controller) {
+      if (sent) controller.close()
+      else controller.enqueue(bytes.slice())
+      sent = true
+    }
+  })
+  return new Request('http://127.0.0.1/', { method: 'POST', headers, body, duplex: 'half' } as RequestInit)
+}
+
+const decoder = new TextDecoder()
+
+/** The floor of reading a body as it arrives (the only way to stop it at a limit): its reader to the end, then JSON.parse. */
+async function readerFloor (request: Request): Promise<unknown> {
+  const reader = (request.body as ReadableStream<Uint8Array>).getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    chunks.push(value)
+    size += value.byteLength
+  }
+  let bytes = chunks[0] ?? new Uint8Array(0)
+  if (chunks.length > 1) {
+    bytes = new Uint8Array(size)
+    let at = 0
+    for (const chunk of chunks) { bytes.set(chunk, at); at += chunk.byteLength }
+  }
+  return JSON.parse(decoder.decode(bytes))
+}
+
 function streamedRequest (): Request {
   let next = 0
   const body = new ReadableStream<Uint8Array>({
@@ -46,6 +82,10 @@ const RUNS = 5
 const cases: Record<string, () => Promise<unknown>> = {
   'small, readJson': () => readJson(smallRequest()),
   'small, request.json()': () => smallRequest().json(),
+  'small, reader floor': () => readerFloor(smallRequest()),
+  'small streamed, readJson': () => readJson(smallStreamedRequest()),
+  'small streamed, request.json()': () => smallStreamedRequest().json(),
+  'small streamed, reader floor': () => readerFloor(smallStreamedRequest()),
   '64 KiB streamed, readJson': () => readJson(streamedRequest()),
   '64 KiB streamed, request.json()': () => streamedRequest().json()
 }

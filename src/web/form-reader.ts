@@ -16,6 +16,7 @@ import { busboyDecoderFor } from '../multipart/charsets'
 import type { FieldAssembler, FormField } from '../multipart/fields'
 import type { MultipartSettings } from '../multipart/settings'
 import { createPartParser, latin1Of, TOKEN, type PartHeaders } from './multipart-parser'
+import { joinBytes } from './bytes'
 
 /** A file read into memory by the Web build (as the Node build's memory storage, with bytes as a Uint8Array). */
 export interface WebUploadedFile { fieldName: string, originalName: string, mimeType: string, encoding: string, size: number, buffer: Uint8Array }
@@ -204,18 +205,6 @@ function baseName (path: string): string {
 
 const encoder = new TextEncoder()
 
-/** The bytes in one array (the only one without a copy). */
-function joined (pieces: Uint8Array[], size: number): Uint8Array {
-  if (pieces.length === 1) return pieces[0]
-  const bytes = new Uint8Array(size)
-  let at = 0
-  for (const piece of pieces) {
-    bytes.set(piece, at)
-    at += piece.length
-  }
-  return bytes
-}
-
 /** An error known from the Content-Type header alone (no or bad boundary: the same error as the Node build), or a reader. */
 export function startWebForm (contentTypeHeader: string, settings: MultipartSettings, assemble: FieldAssembler): WebFormReader | HttpError {
   const boundary = readFormBoundary(contentTypeHeader)
@@ -315,14 +304,14 @@ export function startWebForm (contentTypeHeader: string, settings: MultipartSett
       return false
     },
     delimiter () {
-      if (kind === 2) files.push({ ...(file as NonNullable<typeof file>), size, buffer: joined(pieces, size) })
+      if (kind === 2) files.push({ ...(file as NonNullable<typeof file>), size, buffer: joinBytes(pieces, size) })
       else if (kind === 1) {
         const problem = checkName() ?? (
           truncated
             ? errors.fieldTooLarge(settings.fieldSizeLimit, name as string)
             : fields.length >= settings.parameterLimit ? errors.tooManyFields(settings.parameterLimit) : null)
         if (problem !== null) return fail(problem)
-        const bytes = latin1Of(joined(pieces, size))
+        const bytes = latin1Of(joinBytes(pieces, size))
         // A part without a charset keeps its bytes for the form's `_charset_`; busboy decodes a declared one.
         const decode = charset === null || size === 0 ? null : busboyDecoderFor(charset)
         if (charset !== null && size > 0 && decode === null) return fail(errors.unsupportedFieldCharset(name as string))

@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'http'
 import { readContentTypeLeniently } from '../content-type'
 import type { WebRequest } from '../types'
 import { readBodyBytes, readInflatedBytes, type BodyReader, type BodyVerdict, type TakeBytes } from './body-bytes'
+import { joinBytes } from './bytes'
 import { decodeWebBody } from './decode'
 import { startWebForm, type WebForm } from './form-reader'
 import { webDecompressors } from './inflate'
@@ -76,7 +77,7 @@ export async function readRequest (settings: WebSettings, request: WebRequest): 
     return null
   }, true)
   if (verdict !== null) throw verdict
-  return finish(settings, request, concat(chunks, size), charset)
+  return finish(settings, request, joinBytes(chunks, size), charset)
 }
 
 /** Whether a Request has a body to read: one it holds, or one its headers declare (an empty body to parse). */
@@ -151,18 +152,6 @@ function cancelled (request: WebRequest, err: Error): Error {
 function cancelledReader (reader: BodyReader | null, err: Error): Error {
   if (reader !== null) reader.cancel(err).catch(ignore)
   return err
-}
-
-/** The body's pieces as one array (copied once; a body in one piece is used as it is). */
-function concat (chunks: readonly Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]
-  const whole = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    whole.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return whole
 }
 
 function ignore (): void {}

@@ -10,6 +10,7 @@ import { readJson, readMultipart, readRaw, readText, readUrlencoded } from '../.
 import { headerOf } from '../../src/sources/source'
 import { viewOfWebRequest } from '../../src/sources/web'
 import { drawn, encode, headersFor, split, type Drawn, type Kind } from '../sources/drawn-bodies'
+import { webRequest } from '../web-build/web-requests'
 
 const RUNS = Number(process.env.WEB_REQUEST_RUNS ?? 400)
 
@@ -25,20 +26,6 @@ const READERS: Record<Kind, AnyReader> = {
 function optionsFor (d: Drawn, limit: number): object {
   if (d.kind === 'multipart') return { limit, files: { storage: 'memory' } }
   return { limit, ...(d.kind === 'urlencoded' ? { extended: true } : {}) }
-}
-
-/** A Request whose body arrives in the drawn pieces, as a runtime streams an upload, or is given whole as bytes. */
-function webRequest (headers: Record<string, string>, chunks: Buffer[], asBytes: boolean): Request {
-  if (asBytes) return new Request('http://127.0.0.1/upload', { method: 'POST', headers, body: Buffer.concat(chunks) })
-  const queue = [...chunks]
-  const body = new ReadableStream<Uint8Array>({
-    pull (controller) {
-      const chunk = queue.shift()
-      if (chunk === undefined) controller.close()
-      else controller.enqueue(new Uint8Array(chunk))
-    }
-  })
-  return new Request('http://127.0.0.1/upload', { method: 'POST', headers, body, duplex: 'half' } as RequestInit)
 }
 
 function streamRequest (headers: Record<string, string>, chunks: Buffer[]): IncomingMessage {

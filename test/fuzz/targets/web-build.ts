@@ -37,8 +37,10 @@ function allowedDifference (headers: Record<string, string>, fromNode: Answer, f
   const charset = readContentTypeLeniently(headers['content-type']).charset
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return 'charset'
   // A form whose Content-Length is wrong: the Web build answers the form's error where it lies, in the bytes before the
-  // length was found wrong; the Node build reads a small one whole first, and answers the length.
-  if (fromNode.error?.type === 'request.size.invalid' && String(fromWeb.error?.type).startsWith('multipart.')) return 'form-before-length'
+  // length was found wrong (or the body outgrew it past the limit); the Node build reads a small declared one whole first,
+  // and answers the length or the limit.
+  const wireVerdict = fromNode.error?.type === 'request.size.invalid' || (fromNode.error?.type === 'entity.too.large' && headers['content-length'] !== undefined)
+  if (wireVerdict && String(fromWeb.error?.type).startsWith('multipart.')) return 'form-before-length'
   const encoding = (headers['content-encoding'] ?? 'identity').toLowerCase()
   if (encoding === 'identity') return null
   if (!webDecompressors().has(encoding) && fromWeb.error?.type === 'encoding.unsupported') return 'format'

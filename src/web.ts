@@ -32,8 +32,15 @@ function createReader (kind: ParserName): (request: unknown, options?: unknown) 
     }
     return settings
   }
-  return async function read (request, options) {
-    return await readRequest(settingsFor(options as AnyOptions), request as never)
+  return function read (request, options) {
+    let settings: WebSettings
+    try {
+      settings = settingsFor(options as AnyOptions)
+    } catch (err) {
+      // A bad option rejects, with the TypeError the factory would throw.
+      return Promise.reject(err)
+    }
+    return readRequest(settings, request as never)
   }
 }
 

@@ -154,16 +154,18 @@ function writeOrFail (writer: WritableStreamDefaultWriter<Uint8Array>, chunk: Ui
 }
 
 /** The next piece of the body, null at its end, or the reason it could not be read (as a reading failure). */
-async function nextChunk (reader: BodyReader): Promise<Uint8Array | null | Error> {
-  let step: { done: boolean, value?: unknown }
-  try {
-    step = await reader.read()
-  } catch (err) {
-    return errors.readFailed(asError(err))
-  }
+function nextChunk (reader: BodyReader): Promise<Uint8Array | null | Error> {
+  return reader.read().then(chunkOf, failedRead)
+}
+
+function chunkOf (step: { done: boolean, value?: unknown }): Uint8Array | null | Error {
   if (step.done) return null
   if (!isUint8Array(step.value)) return errors.readFailed(new TypeError('a Request body chunk must be a Uint8Array'))
   return step.value
+}
+
+function failedRead (err: unknown): Error {
+  return errors.readFailed(asError(err))
 }
 
 /** A Uint8Array of any realm (a Request made in another context, as a test's or an edge sandbox's, brings its own). */

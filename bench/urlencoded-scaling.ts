@@ -4,6 +4,7 @@ import qs from 'qs'
 import { createUrlencodedParse } from '../src/parsers/urlencoded'
 import { modern } from '../src/variants'
 import type { Context, Row as ReportRow, SectionResult } from './report'
+import { NODE_FORMS } from '../src/parsers/node-forms'
 
 /** One timing: milliseconds for one parse of the form; qsMs is null when qs was skipped as too slow. */
 export interface Row {
@@ -43,7 +44,7 @@ export async function run (full = process.argv.includes('--full'), shapes = Obje
     const make = SHAPES[shape]
     for (const size of sizes) {
       const body = Array.from({ length: size }, (_, i) => make(i)).join('&')
-      const parse = createUrlencodedParse({ extended: true, parameterLimit: size }, modern)
+      const parse = createUrlencodedParse({ extended: true, parameterLimit: size }, modern, NODE_FORMS)
       // The options bodykit's extended parser hands to qs for this body.
       const qsOptions = { depth: 32, strictDepth: true, allowPrototypes: true, parameterLimit: size, arrayLimit: Math.max(100, size) }
       parse(body, 'utf-8') // warm-up

@@ -5,9 +5,8 @@ import zlib from 'zlib'
 import iconv from 'iconv-lite'
 import { decodeBody, decodeBodyAsIconv04 } from './decode'
 import { readContentTypeLeniently, readContentTypeStrictly, type ContentTypeReader } from './content-type'
-import { loadOnFinished, onFirstUse } from './dependencies'
+import { loadOnFinished } from './dependencies'
 import { atOnce, type InflaterAtOnce } from './inflate'
-import type { FormOptions } from './parsers/form'
 
 /** A request as the pipeline sees it: body-parser's `req.body` and 1.x's `req._body` flag, and bodykit's `rawBody`. */
 export interface BodyRequest extends IncomingMessage {
@@ -61,10 +60,8 @@ export interface Variant {
     readonly isExtended: (extended: unknown) => boolean
     /** Whether leaving `extended` undefined emits a deprecation warning. */
     readonly warnWhenExtendedUndefined: boolean
-    /** The simple (non-extended) mode's parser when it is not qs with depth 0 (bodykit/legacy: Node's `querystring`). */
-    readonly parseSimpleForm: ((body: string, maxKeys: number) => Record<string, unknown>) | null
-    /** qs's reading of a form (with depth 0 in simple mode): given the options and the count of parameters. */
-    readonly parseNestedForm: (body: string, options: FormOptions, count: number) => unknown
+    /** Whether the simple (non-extended) mode has Node's `querystring` semantics instead of qs with depth 0. */
+    readonly simpleIsQuerystring: boolean
     /** Whether `charsetSentinel` and `interpretNumericEntities` are read. */
     readonly charsetOptions: boolean
   }
@@ -100,10 +97,6 @@ function isKnownToIconv04 (charset: string): boolean {
   const codec = charset.toLowerCase().replace(/:\d{4}$|[^0-9a-z]/g, '')
   return !CODECS_UNKNOWN_TO_ICONV_0_4.has(codec) && iconv.encodingExists(charset)
 }
-
-/** The Node builds' form parsers (qs, its linear port, Node's querystring), loaded with the first form that needs one. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const loadNodeForms = /* @__PURE__ */ onFirstUse(() => require('./parsers/node-forms') as typeof import('./parsers/node-forms'))
 
 /** The middlewares' delivery: `req.body` is the parsed body, then `next()`. */
 function setBody (req: BodyRequest, next: (err?: unknown) => void, body: unknown): void {
@@ -154,8 +147,7 @@ export const modern: Variant = {
     charsets: ['utf-8', 'iso-8859-1'],
     isExtended: (extended) => Boolean(extended),
     warnWhenExtendedUndefined: false,
-    parseSimpleForm: null,
-    parseNestedForm: (body, options, count) => loadNodeForms().parseWithQs(body, options, count),
+    simpleIsQuerystring: false,
     charsetOptions: true
   }
 }
@@ -183,8 +175,7 @@ export const legacy: Variant = {
     charsets: ['utf-8'],
     isExtended: (extended) => extended !== false,
     warnWhenExtendedUndefined: true,
-    parseSimpleForm: (body, maxKeys) => loadNodeForms().parseWithQuerystring(body, maxKeys),
-    parseNestedForm: (body, options, count) => loadNodeForms().parseWithQs(body, options, count),
+    simpleIsQuerystring: true,
     charsetOptions: false
   }
 }

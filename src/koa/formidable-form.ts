@@ -6,6 +6,7 @@ import { Readable } from 'stream'
 import { loadCrypto } from '../dependencies'
 import * as errors from '../errors'
 import { createFieldAssembler } from '../multipart/fields'
+import { NODE_FORMS } from '../parsers/node-forms'
 import { checkBoundary, createFormCollector, createParserConfig, reportAsStream } from '../multipart/form-collector'
 import type { FieldPartInfo, FilePartInfo, PartCollector } from '../multipart/part-collector'
 import { createMultipartStage } from '../multipart/part-reader'
@@ -57,7 +58,7 @@ export function createFormidableDefinition (rules: FormidableRules): StreamParse
     defaultType: 'multipart/form-data',
     createStage (options, variant) {
       const settings = normalizeMultipartOptions(options)
-      const assembleFields = createFieldAssembler(settings, variant)
+      const assembleFields = createFieldAssembler(settings, variant, NODE_FORMS)
       const config = createParserConfig(settings)
       const stage = createMultipartStage({
         check: checkBoundary,

@@ -1,7 +1,7 @@
 // Field assembly: the fields decoded and built into `req.body` exactly as urlencoded() builds a form.
 import type { AnyOptions } from '../options'
 import { addFlatPair } from '../parsers/flat-form'
-import { createUrlencodedParse } from '../parsers/urlencoded'
+import { createUrlencodedParse, type FormParsers } from '../parsers/urlencoded'
 import type { ParserRules } from '../variants'
 import { decoderFor, formDecoder, type Decode } from './charsets'
 import type { MultipartSettings } from './settings'
@@ -22,15 +22,15 @@ export type FieldAssembler = (fields: readonly FormField[]) => Record<string, un
  * and prototype safety are urlencoded's own, not a second copy of them. Names without brackets, where qs's
  * reading is flat, skip the round trip through text (test/multipart/fields.test.ts proves the two equal).
  */
-export function createFieldAssembler (settings: MultipartSettings, variant: ParserRules): FieldAssembler {
+export function createFieldAssembler (settings: MultipartSettings, variant: ParserRules, forms: FormParsers): FieldAssembler {
   const parseForm = createUrlencodedParse({
     extended: settings.extended,
     depth: settings.depth,
     // The part reader counts fields against parameterLimit as they arrive; the form is never larger.
     parameterLimit: Infinity
-  } as AnyOptions, variant) as (body: string, charset: string) => Record<string, unknown>
+  } as AnyOptions, variant, forms) as (body: string, charset: string) => Record<string, unknown>
   // compat(v1): body-parser 1.x's simple mode is Node's querystring, which flat pairs do not follow.
-  const readsFlatPairs = settings.extended || variant.urlencoded.parseSimpleForm === null
+  const readsFlatPairs = settings.extended || !variant.urlencoded.simpleIsQuerystring
   // Validated when the options were read.
   const defaultDecode = decoderFor(settings.defaultCharset) as Decode
   return function assembleFields (fields) {

@@ -17,7 +17,7 @@ const loaders: { [K in ParserName]: () => Definitions[K] } = {
   json: () => (require('./json') as typeof import('./json')).jsonDefinition,
   raw: () => (require('./raw') as typeof import('./raw')).rawDefinition,
   text: () => (require('./text') as typeof import('./text')).textDefinition,
-  urlencoded: () => (require('./urlencoded') as typeof import('./urlencoded')).urlencodedDefinition,
+  urlencoded: () => (require('./node-forms') as typeof import('./node-forms')).urlencodedDefinition,
   multipart: () => (require('./multipart') as typeof import('./multipart')).multipartDefinition
 }
 

@@ -4,6 +4,7 @@ import { createFieldAssembler } from '../multipart/fields'
 import { createFormPolicy } from '../multipart/form-collector'
 import { createMultipartStage } from '../multipart/part-reader'
 import { normalizeMultipartOptions } from '../multipart/settings'
+import { NODE_FORMS } from './node-forms'
 
 /**
  * multipart() as the middleware and readMultipart() read it: `multipart/form-data`, fields and (when asked for) files.
@@ -15,7 +16,7 @@ export const multipartDefinition: StreamParserDefinition = {
   createStage (options, variant) {
     const settings = normalizeMultipartOptions(options)
     return {
-      stage: createMultipartStage(createFormPolicy(settings, createFieldAssembler(settings, variant))),
+      stage: createMultipartStage(createFormPolicy(settings, createFieldAssembler(settings, variant, NODE_FORMS))),
       defaultLimit: settings.defaultLimit
     }
   }

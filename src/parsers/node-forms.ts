@@ -1,7 +1,8 @@
-// The Node builds' readers of a form's text: qs (and its linear port for long forms), and bodykit/legacy's Node querystring; loaded with the first form.
+// The Node builds' urlencoded parser: qs (its linear port for long forms) and bodykit/legacy's Node querystring read a form's text; loaded with the first urlencoded parser.
 import querystring from 'querystring'
 import { loadQs } from '../dependencies'
 import { parseFormLinear, type FormOptions } from './form'
+import { createUrlencodedDefinition, type FormParsers } from './urlencoded'
 
 /**
  * Above this many parameters the linear port of qs parses the form (qs is quadratic in duplicates and
@@ -19,3 +20,9 @@ export function parseWithQs (body: string, options: FormOptions, count: number):
 export function parseWithQuerystring (body: string, maxKeys: number): Record<string, unknown> {
   return querystring.parse(body, undefined, undefined, { maxKeys })
 }
+
+/** The Node builds' form parsers. */
+export const NODE_FORMS: FormParsers = { querystring: parseWithQuerystring, nested: parseWithQs }
+
+/** urlencoded() of the Node builds. */
+export const urlencodedDefinition = createUrlencodedDefinition(NODE_FORMS)

@@ -9,7 +9,7 @@ import type { FormOptions } from './form'
 let warnedExtendedUndefined = false
 
 /** Validates the urlencoded options and builds the parse function for a variant. */
-export function createUrlencodedParse (options: AnyOptions, variant: ParserRules): (body: string, charset: string | null) => unknown {
+export function createUrlencodedParse (options: AnyOptions, variant: ParserRules, forms: FormParsers): (body: string, charset: string | null) => unknown {
   const rules = variant.urlencoded
   if (rules.warnWhenExtendedUndefined && options?.extended === undefined && !warnedExtendedUndefined) {
     warnedExtendedUndefined = true
@@ -32,12 +32,11 @@ export function createUrlencodedParse (options: AnyOptions, variant: ParserRules
   if (isFinite(parameterLimit)) parameterLimit = parameterLimit | 0
   const limit = parameterLimit
 
-  const { parseSimpleForm, parseNestedForm } = rules
-  if (!extended && parseSimpleForm !== null) {
-    return function parseSimple (body) {
+  if (!extended && rules.simpleIsQuerystring) {
+    return function parseSimpleForm (body) {
       if (body.length === 0) return {}
       countParameters(body, limit)
-      return parseSimpleForm(body, limit)
+      return forms.querystring(body, limit)
     }
   }
 
@@ -62,7 +61,7 @@ export function createUrlencodedParse (options: AnyOptions, variant: ParserRules
       interpretNumericEntities
     }
     try {
-      return parseNestedForm(body, formOptions, count)
+      return forms.nested(body, formOptions, count)
     } catch (err) {
       if (err instanceof RangeError) throw errors.depthExceeded()
       throw err
@@ -85,13 +84,26 @@ function countParameters (body: string, limit: number): number {
   return count
 }
 
-/** urlencoded(): form bodies, utf-8 (and iso-8859-1 in the default entry). */
-export const urlencodedDefinition: ParserDefinition = {
-  name: 'urlencoded',
-  defaultType: 'application/x-www-form-urlencoded',
-  acceptsCharset: (variant) => {
-    const charsets = variant.urlencoded.charsets
-    return (charset) => charsets.includes(charset)
-  },
-  createParse: createUrlencodedParse
+/**
+ * How a build reads a form's text: the Node builds with qs (its linear port for long forms) and bodykit/legacy's
+ * Node querystring (parsers/node-forms.ts), the Web build with the linear port alone (web/settings.ts).
+ */
+export interface FormParsers {
+  /** compat(v1): the simple mode of a variant whose simple mode is Node's querystring (null-prototype object, U+FFFD for bad escapes). */
+  readonly querystring: (body: string, maxKeys: number) => Record<string, unknown>
+  /** qs's reading of a form (with depth 0 in simple mode): given the options and the count of parameters. */
+  readonly nested: (body: string, options: FormOptions, count: number) => unknown
+}
+
+/** urlencoded(): form bodies, utf-8 (and iso-8859-1 in the default entry), read by a build's form parsers. */
+export function createUrlencodedDefinition (forms: FormParsers): ParserDefinition {
+  return {
+    name: 'urlencoded',
+    defaultType: 'application/x-www-form-urlencoded',
+    acceptsCharset: (variant) => {
+      const charsets = variant.urlencoded.charsets
+      return (charset) => charsets.includes(charset)
+    },
+    createParse: (options, variant) => createUrlencodedParse(options, variant, forms)
+  }
 }

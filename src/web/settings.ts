@@ -7,7 +7,7 @@ import { parseFormLinear } from '../parsers/form'
 import { jsonDefinition } from '../parsers/json'
 import { rawDefinition } from '../parsers/raw'
 import { textDefinition } from '../parsers/text'
-import { urlencodedDefinition } from '../parsers/urlencoded'
+import { createUrlencodedDefinition, type FormParsers } from '../parsers/urlencoded'
 import type { ParserDefinition } from '../parsers/definition'
 import { createTypeMatcher, type TypeMatcher } from '../type-match'
 import type { ParserName, ParserRules } from '../variants'
@@ -16,20 +16,27 @@ import { webDecompressors } from './inflate'
 import { lookupWebExtension } from './type-names'
 
 /**
- * The default entry's urlencoded rules (variants.ts `modern`), but every extended form is read by the linear port
- * of qs (parsers/form.ts, compared with qs by test/parsers/form.test.ts) instead of qs, which the Web build does not
- * carry. test/web-build/settings.test.ts holds the two tables equal otherwise.
+ * The default entry's urlencoded rules (variants.ts `modern`); every form is read by the linear port of qs
+ * (parsers/form.ts, compared with qs by test/parsers/form.test.ts: WEB_FORMS) instead of qs, which the Web build does
+ * not carry. test/web-build/decode.test.ts holds the two tables equal.
  */
 export const WEB_RULES: ParserRules = {
   urlencoded: {
     charsets: ['utf-8', 'iso-8859-1'],
     isExtended: (extended) => Boolean(extended),
     warnWhenExtendedUndefined: false,
-    parseSimpleForm: null,
-    parseNestedForm: (body, options) => parseFormLinear(body, options),
+    simpleIsQuerystring: false,
     charsetOptions: true
   }
 }
+
+/** The Web build's form parsers: the linear port of qs for every form (its simple mode is qs's with depth 0, never querystring). */
+export const WEB_FORMS: FormParsers = {
+  querystring: () => { throw new Error('the Web build has no querystring mode') },
+  nested: (body, options) => parseFormLinear(body, options)
+}
+
+const urlencodedDefinition = createUrlencodedDefinition(WEB_FORMS)
 
 /** What the Web build knows of encodings and charsets (for the refusals known from the headers). */
 export const WEB_DECODING: DecodingRules = {
@@ -106,6 +113,6 @@ function createFormSettings (options: AnyOptions, common: CommonSettings): WebSe
     verify: false,
     parse: () => undefined,
     schema: common.schema,
-    form: { settings, assemble: createFieldAssembler(settings, WEB_RULES) }
+    form: { settings, assemble: createFieldAssembler(settings, WEB_RULES, WEB_FORMS) }
   }
 }

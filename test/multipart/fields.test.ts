@@ -7,6 +7,7 @@ import { createFieldAssembler, type FormField } from '../../src/multipart/fields
 import { normalizeMultipartOptions } from '../../src/multipart/settings'
 import { createUrlencodedParse } from '../../src/parsers/urlencoded'
 import { legacy, modern } from '../../src/variants'
+import { NODE_FORMS } from '../../src/parsers/node-forms'
 
 const RUNS = Number(process.env.FORM_FUZZ_RUNS ?? 3000)
 
@@ -22,8 +23,8 @@ const fieldsArb = fc.array(fc.record({ name: nameArb, text: valueArb, asBytes: f
 for (const [entry, variant] of [['default', modern], ['legacy', legacy]] as const) {
   for (const extended of [false, true]) {
     test(`multipart fields (${entry} entry, extended ${String(extended)}) equal urlencoded's reading of the same form`, () => {
-      const assemble = createFieldAssembler(normalizeMultipartOptions({ extended, depth: 3 }), variant)
-      const parse = createUrlencodedParse({ extended, depth: 3, parameterLimit: 10_000 }, variant)
+      const assemble = createFieldAssembler(normalizeMultipartOptions({ extended, depth: 3 }), variant, NODE_FORMS)
+      const parse = createUrlencodedParse({ extended, depth: 3, parameterLimit: 10_000 }, variant, NODE_FORMS)
       let flat = 0
       fc.assert(fc.property(fieldsArb, (drawn) => {
         // A value whose part declares no charset arrives as its UTF-8 bytes, one latin1 character each.

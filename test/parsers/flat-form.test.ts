@@ -6,6 +6,7 @@ import qs from 'qs'
 import { isFlatForm, parseFlatForm } from '../../src/parsers/flat-form'
 import { createUrlencodedParse } from '../../src/parsers/urlencoded'
 import { legacy, modern } from '../../src/variants'
+import { NODE_FORMS } from '../../src/parsers/node-forms'
 
 const runs = Number(process.env.FORM_FUZZ_RUNS ?? 3000)
 
@@ -31,7 +32,7 @@ test('parseFlatForm equals qs on every bracket-free body', () => {
 })
 
 test('urlencoded parse (default entry) equals qs on any body, flat or nested', () => {
-  const parsers = [false, true].map((extended) => [extended, createUrlencodedParse({ extended }, modern)] as const)
+  const parsers = [false, true].map((extended) => [extended, createUrlencodedParse({ extended }, modern, NODE_FORMS)] as const)
   fc.assert(fc.property(formBody, (body) => {
     for (const [extended, parse] of parsers) {
       let expected: unknown
@@ -45,7 +46,7 @@ test('urlencoded parse (default entry) equals qs on any body, flat or nested', (
 })
 
 test('urlencoded parse (legacy extended) equals qs on bracket-free bodies', () => {
-  const parse = createUrlencodedParse({ extended: true }, legacy)
+  const parse = createUrlencodedParse({ extended: true }, legacy, NODE_FORMS)
   fc.assert(fc.property(formBody, (body) => {
     fc.pre(body.length > 0 && isFlatForm(body))
     assert.deepEqual(parse(body, 'utf-8'), qsLikeBodyParser(body, true))

@@ -6,7 +6,7 @@ import fc from 'fast-check'
 import qs from 'qs'
 import { parseFormLinear, type FormOptions } from '../../src/parsers/form'
 import { createUrlencodedParse } from '../../src/parsers/urlencoded'
-import { LINEAR_PARSE_THRESHOLD } from '../../src/parsers/node-forms'
+import { NODE_FORMS, LINEAR_PARSE_THRESHOLD } from '../../src/parsers/node-forms'
 import { legacy, modern } from '../../src/variants'
 
 // body-parser 1.20.6 ships qs 6.15.4; only compared for the report, bodykit follows qs 6.17.
@@ -188,7 +188,7 @@ describe('urlencoded wiring', () => {
     const padding = '&'.repeat(LINEAR_PARSE_THRESHOLD)
     fc.assert(fc.property(form, fc.boolean(), fc.boolean(), (small, extended, isLegacy) => {
       const body = small + padding
-      const parse = createUrlencodedParse({ extended, parameterLimit: 5000, depth: 3 }, isLegacy ? legacy : modern)
+      const parse = createUrlencodedParse({ extended, parameterLimit: 5000, depth: 3 }, isLegacy ? legacy : modern, NODE_FORMS)
       if (isLegacy && !extended) return // 1.x simple mode is node:querystring, not qs
       const count = countOf(body)
       const options = { ...base, parameterLimit: 5000, depth: extended ? 3 : 0, arrayLimit: extended ? Math.max(100, count) : count, charset: 'utf-8' as const }

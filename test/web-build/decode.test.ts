@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import iconv from 'iconv-lite'
 import { decodeWebBody, knowsWebCharset } from '../../src/web/decode'
-import { WEB_RULES } from '../../src/web/settings'
+import { NODE_FORMS } from '../../src/parsers/node-forms'
+import { WEB_FORMS, WEB_RULES } from '../../src/web/settings'
 import { modern } from '../../src/variants'
 
 const EVERY_BYTE = Uint8Array.from({ length: 256 }, (_, byte) => byte)
@@ -31,8 +32,9 @@ describe('the Web build\'s decoding', () => {
   })
 
   it('keeps the default entry\'s urlencoded rules, every extended form read by the linear parser', () => {
-    const { parseNestedForm: web, ...webRules } = WEB_RULES.urlencoded
-    const { parseNestedForm: node, ...nodeRules } = modern.urlencoded
+    const webRules = WEB_RULES.urlencoded
+    const nodeRules = modern.urlencoded
+    const [web, node] = [WEB_FORMS.nested, NODE_FORMS.nested]
     assert.deepEqual(Object.keys(webRules), Object.keys(nodeRules))
     for (const [key, value] of Object.entries(webRules)) {
       if (typeof value === 'function') assert.deepEqual([true, false, undefined, 'x'].map((v) => (value as (x: unknown) => unknown)(v)), [true, false, undefined, 'x'].map((v) => (nodeRules[key as keyof typeof nodeRules] as (x: unknown) => unknown)(v)), key)

@@ -7,6 +7,7 @@ import { createFieldAssembler } from '../../src/multipart/fields'
 import { normalizeMultipartOptions } from '../../src/multipart/settings'
 import { modern } from '../../src/variants'
 import { startWebForm, type WebForm } from '../../src/web/form-reader'
+import { NODE_FORMS } from '../../src/parsers/node-forms'
 
 /**
  * An error as test/differential/harness.ts's describeError describes it (class, name, message, status, statusCode,
@@ -76,7 +77,7 @@ export function webAnswer (contentType: string, chunks: readonly Uint8Array[], o
 /** The Web reader's result: its error or form; throws where the reader broke its contract (a throw, two errors). */
 export function webResult (contentType: string, chunks: readonly Uint8Array[], options: Record<string, unknown>): Error | WebForm {
   const settings = normalizeMultipartOptions({ limit: Infinity, ...options })
-  const reader = startWebForm(contentType, settings, createFieldAssembler(settings, modern))
+  const reader = startWebForm(contentType, settings, createFieldAssembler(settings, modern, NODE_FORMS))
   if (reader instanceof Error) return reader
   let failed: Error | null = null
   for (const chunk of chunks) {

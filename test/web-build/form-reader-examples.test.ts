@@ -10,6 +10,7 @@ import { createFieldAssembler } from '../../src/multipart/fields'
 import { modern } from '../../src/variants'
 import { startWebForm, type WebForm, type WebFormReader } from '../../src/web/form-reader'
 import { nodeAnswer, webAnswer, webResult } from './form-compare'
+import { NODE_FORMS } from '../../src/parsers/node-forms'
 
 const TYPE = 'multipart/form-data; boundary=XB'
 const bytes = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff)
@@ -21,7 +22,7 @@ const CLOSE = '--XB--\r\n'
 
 function reader (options: Record<string, unknown>, contentType = TYPE): WebFormReader {
   const settings = normalizeMultipartOptions(options)
-  const started = startWebForm(contentType, settings, createFieldAssembler(settings, modern))
+  const started = startWebForm(contentType, settings, createFieldAssembler(settings, modern, NODE_FORMS))
   assert.ok(!(started instanceof Error), 'the header is refused')
   return started
 }
@@ -78,7 +79,7 @@ describe('the Web form reader by example, each answer the Node build\'s', () => 
   it('a Content-Type without a usable boundary is refused before any byte', () => {
     for (const header of ['multipart/form-data', 'multipart/form-data; boundary=', 'multipart/form-data; boundary=a; boundary=b', 'multipart/form-data; boundary=' + 'b'.repeat(71)]) {
       const settings = normalizeMultipartOptions({})
-      const answer = startWebForm(header, settings, createFieldAssembler(settings, modern)) as { type?: string, status?: number }
+      const answer = startWebForm(header, settings, createFieldAssembler(settings, modern, NODE_FORMS)) as { type?: string, status?: number }
       assert.deepEqual([answer.type, answer.status], ['multipart.boundary.invalid', 400], header)
     }
   })
@@ -145,7 +146,7 @@ describe('known differences from the Node build, pinned', () => {
   it('a urlencoded Content-Type with a boundary: the Web reader refuses the boundary (busboy would read a urlencoded form)', async () => {
     const header = 'application/x-www-form-urlencoded; boundary=XB'
     const settings = normalizeMultipartOptions({})
-    const answer = startWebForm(header, settings, createFieldAssembler(settings, modern)) as { type?: string }
+    const answer = startWebForm(header, settings, createFieldAssembler(settings, modern, NODE_FORMS)) as { type?: string }
     assert.equal(answer.type, 'multipart.boundary.invalid')
     const node = await nodeAnswer(header, [bytes('a=1')], { type: 'application/x-www-form-urlencoded' })
     assert.match(node, /"fields":\{"a":"1"\}/)

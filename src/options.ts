@@ -451,3 +451,25 @@ function normalizeDiscard (given: Record<string, unknown>): DiscardBudget {
   // A longer time (Infinity) means as long as a timer can wait, not a timer that fires at once.
   return { bytes: bytesLimit, ms: Math.min(ms, MAX_TIMER_MS) }
 }
+
+/**
+ * A reader's settings for each options object, validated on its first read and kept while the object lives, so that a
+ * shared object is validated once; no options share one settings, other values are validated each time. Used by the
+ * Node build's readers and the Web build's.
+ * @internal
+ */
+export function settingsPerOptions<Settings> (create: (options: AnyOptions) => Settings): (options: AnyOptions) => Settings {
+  const cache = new WeakMap<object, Settings>()
+  let defaults: Settings | undefined
+  return function settingsFor (options) {
+    if (options == null) return (defaults ??= create(options))
+    // Loosely typed callers may pass anything the factories accept; only objects can be cached.
+    if (typeof options !== 'object') return create(options)
+    let settings = cache.get(options)
+    if (settings === undefined) {
+      settings = create(options)
+      cache.set(options, settings)
+    }
+    return settings
+  }
+}

@@ -1,4 +1,4 @@
-// What depends on the request's protocol: whether it carries a body (HTTP/1.x headers, HTTP/2 frames), and its HTTP/2 stream.
+// What depends on the request's protocol: whether it carries a body (HTTP/1.x headers, HTTP/2 frames, a Web Request), and its HTTP/2 stream.
 import type { IncomingMessage } from 'http'
 import type { ServerHttp2Stream } from 'http2'
 
@@ -30,4 +30,18 @@ export function hasBody (req: IncomingMessage, readHttp2WithoutLength: boolean):
  */
 export function hasBodyHeaders (req: Pick<IncomingMessage, 'headers'>): boolean {
   return req.headers['transfer-encoding'] !== undefined || !isNaN(req.headers['content-length'] as unknown as number)
+}
+
+/** A Content-Length as Node's HTTP parser takes it: digits only (a Request from another runtime may carry anything). */
+export const LENGTH_DIGITS = /^\d+$/
+
+/**
+ * Whether a Web Request carries a body: one it holds, or one its headers declare, as type-is says of a Node request
+ * (Bun hands a `Content-Length: 0` request over with no body, which is an empty body to parse). Shared by the Node
+ * build's Request source and the Web build.
+ */
+export function webRequestDeclaresBody (holdsBody: boolean, header: (name: string) => string | undefined): boolean {
+  if (holdsBody) return true
+  const length = header('content-length')
+  return header('transfer-encoding') !== undefined || (length !== undefined && LENGTH_DIGITS.test(length))
 }

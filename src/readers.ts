@@ -1,6 +1,6 @@
 // The promise API (readJson, readRaw, readText, readUrlencoded, readMultipart): the middlewares' pipeline, for code that is not connect-style.
 import type { IncomingMessage, ServerResponse } from 'http'
-import type { AnyOptions, ReadJsonOptions, ReadMultipartOptions, ReadRawOptions, ReadTextOptions, ReadUrlencodedOptions } from './options'
+import { settingsPerOptions, type AnyOptions, type ReadJsonOptions, type ReadMultipartOptions, type ReadRawOptions, type ReadTextOptions, type ReadUrlencodedOptions } from './options'
 import { readBody, type ReadSettings } from './read'
 import { createReadSettings } from './read-settings'
 import { loadDefinition } from './parsers/catalog'
@@ -39,20 +39,7 @@ type UntypedReader = (req: IncomingMessage | WebRequest, options?: AnyOptions) =
  * parser's code loads on the first read.
  */
 function createReader (kind: ParserName, variant = untouched): UntypedReader {
-  const cache = new WeakMap<object, ReadSettings>()
-  let defaults: ReadSettings | undefined
-  function settingsFor (options: AnyOptions): ReadSettings {
-    const definition = loadDefinition(kind)
-    if (options == null) return (defaults ??= createReadSettings(definition, options, variant))
-    // Loosely typed callers may pass anything the factories accept; only objects can be cached.
-    if (typeof options !== 'object') return createReadSettings(definition, options, variant)
-    let settings = cache.get(options)
-    if (settings === undefined) {
-      settings = createReadSettings(definition, options, variant)
-      cache.set(options, settings)
-    }
-    return settings
-  }
+  const settingsFor = settingsPerOptions((options) => createReadSettings(loadDefinition(kind), options, variant))
   return function read (req, options) {
     let settings: ReadSettings
     try {

@@ -1,6 +1,6 @@
 // The Web build (`bodykit/web`): the promise readers for a Web `Request` on Web primitives only, for edge runtimes, Workers, Deno, Bun and Node.
 import { isBodyParserError as isBodyParserErrorGuard } from './errors'
-import type { AnyOptions } from './options'
+import { settingsPerOptions, type AnyOptions } from './options'
 import type { BodyParserError } from './types'
 import type { ParserName } from './variants'
 import { readRequest } from './web/read-request'
@@ -20,18 +20,7 @@ export const isBodyParserError: (value: unknown) => value is BodyParserError = i
 
 /** One parser's reader: settings are validated once per options object (a bad option rejects with its TypeError). */
 function createReader (kind: ParserName): (request: unknown, options?: unknown) => Promise<unknown> {
-  const cache = new WeakMap<object, WebSettings>()
-  let defaults: WebSettings | undefined
-  function settingsFor (options: AnyOptions): WebSettings {
-    if (options == null) return (defaults ??= createWebSettings(kind, options))
-    if (typeof options !== 'object') return createWebSettings(kind, options)
-    let settings = cache.get(options)
-    if (settings === undefined) {
-      settings = createWebSettings(kind, options)
-      cache.set(options, settings)
-    }
-    return settings
-  }
+  const settingsFor = settingsPerOptions((options) => createWebSettings(kind, options))
   return function read (request, options) {
     let settings: WebSettings
     try {

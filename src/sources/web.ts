@@ -2,16 +2,19 @@
 import type { IncomingHttpHeaders } from 'http'
 import { Readable } from 'stream'
 import * as errors from '../errors'
+import { LENGTH_DIGITS, webRequestDeclaresBody } from '../protocol'
+import { onFirstUse } from '../dependencies'
 import type { WebBodyStream, WebRequest } from '../types'
 import { IS_REQUEST_VIEW, type RequestSource } from './request-source'
+
+/** The Web build's reading of a body, loaded with the first Request read whole (an app that reads none never loads it). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadBodyBytes = /* @__PURE__ */ onFirstUse(() => require('../web/body-bytes') as typeof import('../web/body-bytes'))
 
 /** Where a request view keeps its Request and, once made, the body stream read from it. */
 const SOURCE = Symbol('bodykit.webRequest')
 
 type WebBodyReader = ReturnType<WebBodyStream['getReader']>
-
-/** A Content-Length as Node's HTTP parser takes it. */
-const DIGITS = /^\d+$/
 
 /** A Request, the reader the pipeline took of its body (claimWebBody) and the Node stream made of it, each once. */
 interface WebSource { readonly request: WebRequest, reader: WebBodyReader | null, body: Readable | null }
@@ -98,9 +101,7 @@ export const webSource: RequestSource = {
  */
 export function webRequestHasBody (req: object): boolean | null {
   if (!(req instanceof RequestView)) return null
-  if (req[SOURCE].request.body !== null) return true
-  const length = req.header('content-length')
-  return req.header('transfer-encoding') !== undefined || (length !== undefined && DIGITS.test(length))
+  return webRequestDeclaresBody(req[SOURCE].request.body !== null, (name) => req.header(name))
 }
 
 /**
@@ -186,32 +187,15 @@ export function readWholeWebBody (req: object, limit: number, callback: (err: Er
     process.nextTick(callback, errors.entityTooLarge(limit, 0, declared))
     return true
   }
+  // Kept as they came: Buffer.concat copies them once; a view of each would ask JavaScriptCore (Bun) for its `buffer`, which it makes on demand.
   const chunks: Uint8Array[] = []
-  let received = 0
-  const refuse = (err: Error): void => {
-    reader.cancel(err).catch(ignore)
-    queueMicrotask(() => { callback(err) })
-  }
-  const pump = (): void => {
-    reader.read().then(({ done, value }) => {
-      if (done) {
-        if (declared !== null && received !== declared) refuse(errors.sizeMismatch(received, declared))
-        // Called outside the promise, so that a throw from the callback is not taken for a read error.
-        else queueMicrotask(() => { callback(null, Buffer.concat(chunks, received)) })
-        return
-      }
-      if (!(value instanceof Uint8Array)) throw new TypeError('a Request body chunk must be a Uint8Array')
-      received += value.byteLength
-      if (received > limit) {
-        refuse(errors.entityTooLarge(limit, received))
-        return
-      }
-      // Kept as they came: Buffer.concat copies them once; a view of each would ask JavaScriptCore (Bun) for its `buffer`, which it makes on demand.
-      chunks.push(value)
-      pump()
-    }).catch((err: unknown) => { refuse(err instanceof Error ? err : new Error(String(err))) })
-  }
-  pump()
+  // The Web build's reading, with raw-body's rules; called back outside its promise, so that a throw from the callback is not taken for a read error.
+  loadBodyBytes().readBodyBytes(reader, declared, limit, (chunk) => { chunks.push(chunk); return null }).then((verdict) => {
+    queueMicrotask(() => {
+      if (verdict !== null) callback(verdict)
+      else callback(null, Buffer.concat(chunks))
+    })
+  }, (err: unknown) => { queueMicrotask(() => { callback(err instanceof Error ? err : new Error(String(err))) }) })
   return true
 }
 
@@ -221,5 +205,5 @@ function ignore (): void {}
 export function malformedWebLength (req: object): string | null {
   if (!(req instanceof RequestView)) return null
   const length = req.header('content-length')
-  return length === undefined || DIGITS.test(length) ? null : length
+  return length === undefined || LENGTH_DIGITS.test(length) ? null : length
 }

@@ -3,6 +3,7 @@ import { refuseBeforeReading, validateBody } from '../body-rules'
 import * as errors from '../errors'
 import type { IncomingMessage } from 'http'
 import { readContentTypeLeniently } from '../content-type'
+import { LENGTH_DIGITS, webRequestDeclaresBody } from '../protocol'
 import type { WebRequest } from '../types'
 import { readBodyBytes, readInflatedBytes, type BodyReader, type BodyVerdict, type TakeBytes } from './body-bytes'
 import { joinBytes } from './bytes'
@@ -10,9 +11,6 @@ import { decodeWebBody } from './decode'
 import { startWebForm, type WebForm } from './form-reader'
 import { webDecompressors } from './inflate'
 import { WEB_DECODING, type WebSettings } from './settings'
-
-/** A Content-Length as Node's HTTP parser takes it. */
-const DIGITS = /^\d+$/
 
 /**
  * Reads one Request as the Node build's reader reads it: resolves with the parsed body (a form as `{ fields, files }`),
@@ -23,7 +21,7 @@ export async function readRequest (settings: WebSettings, request: WebRequest): 
   const header = (name: string): string | undefined => request.headers.get(name) ?? undefined
   // Read by something else: as a body already parsed.
   if (request.bodyUsed) return passBody(settings, request, false)
-  if (!hasBody(request, header)) return passBody(settings, request, false)
+  if (!webRequestDeclaresBody(request.body !== null, header)) return passBody(settings, request, false)
   const contentType = readContentTypeLeniently(header('content-type'))
   // The type matcher's function form is given the Request (the Node build gives a request view).
   if (!settings.shouldParse(request as unknown as IncomingMessage, contentType)) return passBody(settings, request, true)
@@ -35,7 +33,7 @@ export async function readRequest (settings: WebSettings, request: WebRequest): 
   }
   const contentEncoding = (header('content-encoding') || 'identity').toLowerCase()
   const length = header('content-length')
-  if (length !== undefined && !DIGITS.test(length)) throw cancelled(request, errors.malformedContentLength(length))
+  if (length !== undefined && !LENGTH_DIGITS.test(length)) throw cancelled(request, errors.malformedContentLength(length))
   const refusal = refuseBeforeReading(settings, WEB_DECODING, contentEncoding, charset)
   if (refusal !== null) throw cancelled(request, refusal)
   const form = settings.form === null ? null : startWebForm(header('content-type') as string, settings.form.settings, settings.form.assemble)
@@ -78,13 +76,6 @@ export async function readRequest (settings: WebSettings, request: WebRequest): 
   }, true)
   if (verdict !== null) throw verdict
   return finish(settings, request, joinBytes(chunks, size), charset)
-}
-
-/** Whether a Request has a body to read: one it holds, or one its headers declare (an empty body to parse). */
-function hasBody (request: WebRequest, header: (name: string) => string | undefined): boolean {
-  if (request.body !== null) return true
-  const length = header('content-length')
-  return header('transfer-encoding') !== undefined || (length !== undefined && DIGITS.test(length))
 }
 
 /** The body's bytes to `take`, inflated when the body is compressed (`whole`: a body read whole, not a form); a Request with no body stream has none. */

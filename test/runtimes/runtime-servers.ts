@@ -30,36 +30,46 @@ const WORKERD_COMPATIBILITY_DATE = '2026-08-01'
 
 interface Installed { bin: string, version: string, installMs: number, cached: boolean }
 
-/** The runtime's binary from its npm package (the binary ships in an optional platform package: no postinstall). */
-async function install (runtime: Runtime): Promise<Installed | { skip: string }> {
-  const dir = path.join(CACHE, `${runtime.name}@${runtime.version}`)
-  const bin = path.join(dir, 'node_modules/.bin', runtime.name)
+/**
+ * Installs `name@version` from npm into the cache, once: `versionIn` checks an installed folder and says its version
+ * (it throws while there is none). Installed beside the cache and moved in whole: two test files (run side by side by
+ * `npm test`) may install at once. Shared with test/runtimes/web-bundle/harness.ts (edge-runtime, and the same three).
+ */
+export async function installInCache (name: string, version: string, versionIn: (dir: string) => Promise<string>): Promise<{ dir: string, version: string, ms: number, cached: boolean } | { skip: string }> {
+  const dir = path.join(CACHE, `${name}@${version}`)
   const started = Date.now()
-  const versionOf = async (): Promise<string> => (await run(bin, ['--version'], { timeout: 30_000 })).stdout.trim().split('\n')[0]
   try {
-    return { bin, version: await versionOf(), installMs: Date.now() - started, cached: true }
+    return { dir, version: await versionIn(dir), ms: Date.now() - started, cached: true }
   } catch {
     // Not in the cache yet (or broken): installed below.
   }
-  // Installed beside the cache and moved in whole: two test files (run side by side by `npm test`) may install at once.
   const staging = `${dir}.${process.pid}`
   try {
     fs.mkdirSync(staging, { recursive: true })
-    await run('npm', ['install', '--prefix', staging, '--no-save', '--no-audit', '--no-fund', `${runtime.name}@${runtime.version}`], { timeout: 300_000 })
+    await run('npm', ['install', '--prefix', staging, '--no-save', '--no-audit', '--no-fund', `${name}@${version}`], { timeout: 300_000 })
     try {
-      await versionOf()
+      await versionIn(dir)
     } catch {
       // Still not there (or broken), rather than put there by the other file meanwhile: this install takes its place.
       fs.rmSync(dir, { recursive: true, force: true })
       fs.renameSync(staging, dir)
     }
-    return { bin, version: await versionOf(), installMs: Date.now() - started, cached: false }
+    return { dir, version: await versionIn(dir), ms: Date.now() - started, cached: false }
   } catch (err) {
     const detail = String((err as { stderr?: unknown }).stderr ?? '').trim().split('\n').slice(0, 2).join(' | ') || String(err)
-    return { skip: `${runtime.name}@${runtime.version} could not be installed from the npm registry into ${dir}: ${detail}` }
+    return { skip: `${name}@${version} could not be installed from the npm registry into ${dir}: ${detail}` }
   } finally {
     fs.rmSync(staging, { recursive: true, force: true })
   }
+}
+
+/** The runtime's binary from its npm package (the binary ships in an optional platform package: no postinstall). */
+async function install (runtime: Runtime): Promise<Installed | { skip: string }> {
+  const binIn = (dir: string): string => path.join(dir, 'node_modules/.bin', runtime.name)
+  const installed = await installInCache(runtime.name, runtime.version,
+    async (dir) => (await run(binIn(dir), ['--version'], { timeout: 30_000 })).stdout.trim().split('\n')[0])
+  if ('skip' in installed) return installed
+  return { bin: binIn(installed.dir), version: installed.version, installMs: installed.ms, cached: installed.cached }
 }
 
 // All three install at once, while the first runtime's cases run.
@@ -67,7 +77,7 @@ const installs = new Map(RUNTIMES.map((runtime) => [runtime.name, install(runtim
 
 export interface Server { port: number, child: ChildProcess, output: () => string }
 
-function spawnServer (bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, lifetimeMs: number): { child: ChildProcess, output: () => string } {
+export function spawnServer (bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, lifetimeMs: number): { child: ChildProcess, output: () => string } {
   const child = spawn(bin, args, { cwd, env: { ...process.env, ...env, BODYKIT_SERVER_LIFETIME_MS: String(lifetimeMs) }, stdio: ['pipe', 'pipe', 'pipe'], timeout: lifetimeMs + 5000 })
   let log = ''
   child.stdout?.on('data', (chunk: Buffer) => { log += chunk.toString() })
@@ -76,7 +86,7 @@ function spawnServer (bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: 
 }
 
 /** Bun and Deno print `{"port":N}` once listening. */
-function portFromOutput (child: ChildProcess, output: () => string): Promise<number> {
+export function portFromOutput (child: ChildProcess, output: () => string): Promise<number> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => { reject(new Error('the server did not listen within 30 s:\n' + output())) }, 30_000)
     const check = (): void => {
@@ -88,7 +98,7 @@ function portFromOutput (child: ChildProcess, output: () => string): Promise<num
   })
 }
 
-async function freePort (): Promise<number> {
+export async function freePort (): Promise<number> {
   const server = net.createServer().listen(0, '127.0.0.1')
   await new Promise((resolve) => server.once('listening', resolve))
   const { port } = server.address() as AddressInfo
@@ -96,13 +106,15 @@ async function freePort (): Promise<number> {
   return port
 }
 
-/** workerd says nothing when it listens: asked until it answers. */
-async function waitForAnswer (port: number, child: ChildProcess, output: () => string): Promise<void> {
+/** workerd says nothing when it listens: asked until it answers (`anyStatus`: any answer, for a worker with no `/runtime`). */
+export async function waitForAnswer (port: number, child: ChildProcess, output: () => string, anyStatus = false): Promise<void> {
   const deadline = Date.now() + 30_000
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`workerd exited (${child.exitCode}):\n` + output())
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/runtime`)).ok) return
+      const response = await fetch(`http://127.0.0.1:${port}/runtime`)
+      await response.arrayBuffer()
+      if (response.ok || anyStatus) return
     } catch {
       // Not listening yet.
     }

@@ -2,11 +2,10 @@
 // Web build (scripts/web-bundle.mjs) with the runtime's entry, starts the servers, and holds the cases, the corpus and the
 // comparison with the Node build's readers (src/readers.ts) on the same requests, with the differences that are allowed.
 import assert from 'node:assert/strict'
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
 import { createRequire } from 'node:module'
-import net, { type AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { isDeepStrictEqual, promisify } from 'node:util'
@@ -16,7 +15,7 @@ import * as esbuild from 'esbuild'
 import { bundleWeb } from '../../../scripts/web-bundle.mjs'
 import * as nodeBuild from '../../../src/readers'
 import { sourceOf, splitAt } from '../../fuzz/targets/harness'
-import { exchange } from '../runtime-servers'
+import { exchange, freePort, installInCache, portFromOutput, spawnServer, waitForAnswer } from '../runtime-servers'
 import * as multipartTarget from '../../fuzz/targets/multipart'
 import * as webTarget from '../../fuzz/targets/web'
 import { drive, type Driven, type Kind, type Outcome, type Readers, type Spec } from './route'
@@ -24,8 +23,6 @@ import { drive, type Driven, type Kind, type Outcome, type Readers, type Spec } 
 const run = promisify(execFile)
 const ROOT = path.resolve(__dirname, '../../..')
 const HERE = __dirname
-/** The cache test/runtimes/runtime-servers.ts installs into: the same folders, reused. */
-const CACHE = path.join(os.tmpdir(), 'bodykit-runtimes')
 const SERVER_LIFETIME_MS = 120_000
 export const MIB = 1024 * 1024
 
@@ -33,8 +30,7 @@ export type RuntimeName = 'edge-runtime' | 'workerd' | 'deno' | 'bun'
 export const VERSIONS: Record<RuntimeName, string> = { 'edge-runtime': '4.0.1', workerd: '1.20261117.1', deno: '2.9.6', bun: '1.4.5' }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Installing, as runtime-servers.ts does: once from npm into the cache, staged beside it and moved in whole (two test
-// files may install at once).
+// Installing, with test/runtimes/runtime-servers.ts's installer: once from npm into the same cache.
 
 interface Installed { dir: string, version: string, cached: boolean, ms: number }
 
@@ -44,31 +40,8 @@ async function versionIn (name: RuntimeName, dir: string): Promise<string> {
   return (await run(path.join(dir, 'node_modules/.bin', name), ['--version'], { timeout: 30_000 })).stdout.trim().split('\n')[0]
 }
 
-export async function install (name: RuntimeName): Promise<Installed | { skip: string }> {
-  const dir = path.join(CACHE, `${name}@${VERSIONS[name]}`)
-  const started = Date.now()
-  try {
-    return { dir, version: await versionIn(name, dir), cached: true, ms: Date.now() - started }
-  } catch {
-    // Not in the cache yet (or broken): installed below.
-  }
-  const staging = `${dir}.${process.pid}`
-  try {
-    fs.mkdirSync(staging, { recursive: true })
-    await run('npm', ['install', '--prefix', staging, '--no-save', '--no-audit', '--no-fund', `${name}@${VERSIONS[name]}`], { timeout: 300_000 })
-    try {
-      await versionIn(name, dir)
-    } catch {
-      fs.rmSync(dir, { recursive: true, force: true })
-      fs.renameSync(staging, dir)
-    }
-    return { dir, version: await versionIn(name, dir), cached: false, ms: Date.now() - started }
-  } catch (err) {
-    const detail = String((err as { stderr?: unknown }).stderr ?? '').trim().split('\n').slice(0, 2).join(' | ') || String(err)
-    return { skip: `${name}@${VERSIONS[name]} could not be installed from the npm registry into ${dir}: ${detail}` }
-  } finally {
-    fs.rmSync(staging, { recursive: true, force: true })
-  }
+export function install (name: RuntimeName): Promise<Installed | { skip: string }> {
+  return installInCache(name, VERSIONS[name], (dir) => versionIn(name, dir))
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -142,51 +115,6 @@ async function startEdgeRuntime (installed: Installed, folder: string): Promise<
   }
 }
 
-function spawnServer (bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): { child: ChildProcess, output: () => string } {
-  // `timeout` kills it if the test's own stop never comes; the server also exits by itself after its lifetime.
-  const child = spawn(bin, args, { cwd, env: { ...process.env, ...env, BODYKIT_SERVER_LIFETIME_MS: String(SERVER_LIFETIME_MS) }, stdio: ['pipe', 'pipe', 'pipe'], timeout: SERVER_LIFETIME_MS + 5000 })
-  let log = ''
-  child.stdout?.on('data', (chunk: Buffer) => { log += chunk.toString() })
-  child.stderr?.on('data', (chunk: Buffer) => { log += chunk.toString() })
-  return { child, output: () => log }
-}
-
-function portFromOutput (child: ChildProcess, output: () => string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { reject(new Error('the server did not listen within 30 s:\n' + output())) }, 30_000)
-    const check = (): void => {
-      const match = /\{"port":(\d+)\}/.exec(output())
-      if (match) { clearTimeout(timer); resolve(Number(match[1])) }
-    }
-    child.stdout?.on('data', check)
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`the server exited (${code}) before listening:\n` + output())) })
-  })
-}
-
-async function freePort (): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-/** workerd says nothing when it listens: asked until it answers (any status: a recipe has no `/runtime`). */
-async function waitForAnswer (port: number, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`workerd exited (${child.exitCode}):\n` + output())
-    try {
-      await (await fetch(`http://127.0.0.1:${port}/runtime`)).arrayBuffer()
-      return
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error('workerd did not answer within 30 s:\n' + output())
-}
-
 /**
  * workerd's config: one worker of ES modules (the entry and what it imports beside it), a compatibility date and no
  * compatibility flag, so no `nodejs_compat`: a `node:` import would fail to load.
@@ -210,9 +138,9 @@ export function workerdConfig (port: number, modules: readonly string[]): string
 export async function startWorkerd (installed: { dir: string }, folder: string, modules: readonly string[]): Promise<{ port: number, child: ChildProcess, output: () => string }> {
   const port = await freePort()
   fs.writeFileSync(path.join(folder, 'config.capnp'), workerdConfig(port, modules))
-  const { child, output } = spawnServer(path.join(installed.dir, 'node_modules/.bin/workerd'), ['serve', '--verbose', path.join(folder, 'config.capnp')], {}, folder)
+  const { child, output } = spawnServer(path.join(installed.dir, 'node_modules/.bin/workerd'), ['serve', '--verbose', path.join(folder, 'config.capnp')], {}, folder, SERVER_LIFETIME_MS)
   // A server that never answered is stopped here: no test holds it to stop it later.
-  await waitForAnswer(port, child, output).catch((err: unknown) => { child.kill('SIGKILL'); throw err })
+  await waitForAnswer(port, child, output, true).catch((err: unknown) => { child.kill('SIGKILL'); throw err })
   return { port, child, output }
 }
 
@@ -226,7 +154,7 @@ async function startServer (name: Exclude<RuntimeName, 'edge-runtime'>, installe
     const entry = await bundleEntry(folder, path.join(HERE, 'serve.ts'), 'serve.mjs', { format: 'esm', inlineBundle: false })
     const bin = path.join(installed.dir, 'node_modules/.bin', name)
     const args = name === 'bun' ? ['run', entry] : ['run', '--no-lock', '--allow-net=127.0.0.1', '--allow-read', '--allow-env', entry]
-    const { child, output } = spawnServer(bin, args, { DENO_DIR: path.join(folder, 'deno-dir'), NO_COLOR: '1' }, folder)
+    const { child, output } = spawnServer(bin, args, { DENO_DIR: path.join(folder, 'deno-dir'), NO_COLOR: '1' }, folder, SERVER_LIFETIME_MS)
     server = { port: await portFromOutput(child, output).catch((err: unknown) => { child.kill('SIGKILL'); throw err }), child, output }
   }
   const base = `http://127.0.0.1:${server.port}`

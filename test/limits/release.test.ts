@@ -21,9 +21,9 @@ const pieces = splitAt(body, Array.from({ length: Math.ceil(body.length / 700) }
  * Runs one request; returns its error, the files left in `folder`, and the descriptors it left open (at most 0: one
  * that an earlier test was still closing when the count began may close meanwhile).
  */
-async function leftAfter (middleware: Middleware, folder: string): Promise<{ err: { status?: number, type?: string, code?: string } | undefined, files: string[], fds: number }> {
+async function leftAfter (middleware: Middleware, folder: string, chunks = pieces): Promise<{ err: { status?: number, type?: string, code?: string } | undefined, files: string[], fds: number }> {
   const baseline = openFds()
-  const { err } = await runMiddleware(middleware, { headers, chunks: pieces }, 'release')
+  const { err } = await runMiddleware(middleware, { headers, chunks }, 'release')
   const fds = await fdsBackTo(baseline)
   return { err: err as { status?: number, type?: string, code?: string } | undefined, files: listFolder(folder), fds: Math.max(0, fds - baseline) }
 }
@@ -34,6 +34,15 @@ describe('issue 45: files and descriptors after a limit whose 413 waited for the
     t.after(() => { fs.rmSync(folder, { recursive: true, force: true }) })
     const left = await leftAfter(bodykit.multipart({ limit: 5000, files: { storage: 'disk', directory: folder } }) as unknown as Middleware, folder)
     assert.deepEqual([left.err?.status, left.err?.type, left.files, left.fds], [413, 'entity.too.large', [], 0])
+  })
+
+  it('multipart() on disk, a file stored, then a malformed header block the limit cuts (judged by busboy at the cut): 400, no file, no descriptor', async (t) => {
+    const folder = makeFolder('bodykit-limits-')
+    t.after(() => { fs.rmSync(folder, { recursive: true, force: true }) })
+    const cut = Buffer.from(filePart('a', 'a'.repeat(3000)) + `\r\n--${BOUNDARY}\r\nform-data; nam--X\r\n` + 'x'.repeat(2000))
+    const chunks = splitAt(cut, Array.from({ length: Math.ceil(cut.length / 700) }, (_, i) => (i + 1) * 700))
+    const left = await leftAfter(bodykit.multipart({ limit: 3200, files: { storage: 'disk', directory: folder } }) as unknown as Middleware, folder, chunks)
+    assert.deepEqual([left.err?.status, left.err?.type, left.files, left.fds], [400, 'multipart.header.malformed', [], 0])
   })
 
   it('bodykit/multer on disk, an async fileFilter deciding while the second file passes fileSize and the form is cut short: LIMIT_FILE_SIZE, no file, no descriptor', async (t) => {

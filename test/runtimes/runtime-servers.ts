@@ -30,12 +30,26 @@ const WORKERD_COMPATIBILITY_DATE = '2026-08-01'
 
 interface Installed { bin: string, version: string, installMs: number, cached: boolean }
 
+type CacheEntry = { dir: string, version: string, ms: number, cached: boolean } | { skip: string }
+/** One install per runtime and process, whoever asks first (a web-bundle test file asks twice: its harness and its servers). */
+const cacheEntries = new Map<string, Promise<CacheEntry>>()
+
 /**
  * Installs `name@version` from npm into the cache, once: `versionIn` checks an installed folder and says its version
  * (it throws while there is none). Installed beside the cache and moved in whole: two test files (run side by side by
  * `npm test`) may install at once. Shared with test/runtimes/web-bundle/harness.ts (edge-runtime, and the same three).
  */
-export async function installInCache (name: string, version: string, versionIn: (dir: string) => Promise<string>): Promise<{ dir: string, version: string, ms: number, cached: boolean } | { skip: string }> {
+export function installInCache (name: string, version: string, versionIn: (dir: string) => Promise<string>): Promise<CacheEntry> {
+  const key = `${name}@${version}`
+  let entry = cacheEntries.get(key)
+  if (entry === undefined) {
+    entry = installOnce(name, version, versionIn)
+    cacheEntries.set(key, entry)
+  }
+  return entry
+}
+
+async function installOnce (name: string, version: string, versionIn: (dir: string) => Promise<string>): Promise<CacheEntry> {
   const dir = path.join(CACHE, `${name}@${version}`)
   const started = Date.now()
   try {
@@ -50,9 +64,19 @@ export async function installInCache (name: string, version: string, versionIn: 
     try {
       await versionIn(dir)
     } catch {
-      // Still not there (or broken), rather than put there by the other file meanwhile: this install takes its place.
-      fs.rmSync(dir, { recursive: true, force: true })
-      fs.renameSync(staging, dir)
+      // Still not there (or broken), rather than put there by the other file meanwhile: this install is moved in whole.
+      // A broken folder is moved aside first (never removed in place: the other file may be running from a good one).
+      if (fs.existsSync(dir)) {
+        const aside = `${dir}.broken.${process.pid}`
+        fs.renameSync(dir, aside)
+        fs.rmSync(aside, { recursive: true, force: true })
+      }
+      try {
+        fs.renameSync(staging, dir)
+      } catch (err) {
+        // The other file's install got there between the check and the move: it is kept, and this one dropped.
+        if (!['ENOTEMPTY', 'EEXIST'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err
+      }
     }
     return { dir, version: await versionIn(dir), ms: Date.now() - started, cached: false }
   } catch (err) {
@@ -72,8 +96,8 @@ async function install (runtime: Runtime): Promise<Installed | { skip: string }>
   return { bin: binIn(installed.dir), version: installed.version, installMs: installed.ms, cached: installed.cached }
 }
 
-// All three install at once, while the first runtime's cases run.
-const installs = new Map(RUNTIMES.map((runtime) => [runtime.name, install(runtime)]))
+/** Started when a file serves the runtime (at load, so a file's three install at once while the first one's cases run). */
+const installs = new Map<Runtime['name'], Promise<Installed | { skip: string }>>()
 
 export interface Server { port: number, child: ChildProcess, output: () => string }
 
@@ -187,6 +211,7 @@ export function serveRuntime (runtime: Runtime, lifetimeMs = SERVER_LIFETIME_MS)
   let server: Server | null = null
   let folder = ''
   const notes: string[] = []
+  if (!installs.has(runtime.name)) installs.set(runtime.name, install(runtime))
 
   before(async () => {
     assert.ok(fs.existsSync(DIST), 'dist/index.js is missing: run `npm run build` first (npm test does)')

@@ -30,7 +30,11 @@ const WORKERD_COMPATIBILITY_DATE = '2026-08-01'
 
 interface Installed { bin: string, version: string, installMs: number, cached: boolean }
 
-type CacheEntry = { dir: string, version: string, ms: number, cached: boolean } | { skip: string }
+/** A runtime's folder in the cache, and how long it took to find or install. */
+export interface CachedInstall { dir: string, version: string, ms: number, cached: boolean }
+/** Why a runtime could not be installed: its tests are skipped with it (a machine without the npm registry). */
+export interface NotInstalled { skip: string }
+type CacheEntry = CachedInstall | NotInstalled
 /** One install per runtime and process, whoever asks first (a web-bundle test file asks twice: its harness and its servers). */
 const cacheEntries = new Map<string, Promise<CacheEntry>>()
 
@@ -88,7 +92,7 @@ async function installOnce (name: string, version: string, versionIn: (dir: stri
 }
 
 /** The runtime's binary from its npm package (the binary ships in an optional platform package: no postinstall). */
-async function install (runtime: Runtime): Promise<Installed | { skip: string }> {
+async function install (runtime: Runtime): Promise<Installed | NotInstalled> {
   const binIn = (dir: string): string => path.join(dir, 'node_modules/.bin', runtime.name)
   const installed = await installInCache(runtime.name, runtime.version,
     async (dir) => (await run(binIn(dir), ['--version'], { timeout: 30_000 })).stdout.trim().split('\n')[0])
@@ -96,8 +100,6 @@ async function install (runtime: Runtime): Promise<Installed | { skip: string }>
   return { bin: binIn(installed.dir), version: installed.version, installMs: installed.ms, cached: installed.cached }
 }
 
-/** Started when a file serves the runtime (at load, so a file's three install at once while the first one's cases run). */
-const installs = new Map<Runtime['name'], Promise<Installed | { skip: string }>>()
 
 export interface Server { port: number, child: ChildProcess, output: () => string }
 
@@ -211,12 +213,12 @@ export function serveRuntime (runtime: Runtime, lifetimeMs = SERVER_LIFETIME_MS)
   let server: Server | null = null
   let folder = ''
   const notes: string[] = []
-  if (!installs.has(runtime.name)) installs.set(runtime.name, install(runtime))
+  // Started when the file is loaded, so that a file's runtimes install at once while the first one's cases run.
+  const installing = install(runtime)
 
   before(async () => {
     assert.ok(fs.existsSync(DIST), 'dist/index.js is missing: run `npm run build` first (npm test does)')
-    const installed = await installs.get(runtime.name)
-    assert.ok(installed)
+    const installed = await installing
     if ('skip' in installed) {
       skip = installed.skip
       console.log(`# skipped: ${skip}`)

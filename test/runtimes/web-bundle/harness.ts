@@ -15,7 +15,7 @@ import * as esbuild from 'esbuild'
 import { bundleWeb } from '../../../scripts/web-bundle.mjs'
 import * as nodeBuild from '../../../src/readers'
 import { sourceOf, splitAt } from '../../fuzz/targets/harness'
-import { exchange, freePort, installInCache, portFromOutput, spawnServer, waitForAnswer } from '../runtime-servers'
+import { exchange, freePort, installInCache, portFromOutput, spawnServer, waitForAnswer, type CachedInstall, type NotInstalled } from '../runtime-servers'
 import * as multipartTarget from '../../fuzz/targets/multipart'
 import * as webTarget from '../../fuzz/targets/web'
 import { drive, type Driven, type Kind, type Outcome, type Readers, type Spec } from './route'
@@ -32,15 +32,13 @@ export const VERSIONS: Record<RuntimeName, string> = { 'edge-runtime': '4.0.1', 
 // ---------------------------------------------------------------------------------------------------------------
 // Installing, with test/runtimes/runtime-servers.ts's installer: once from npm into the same cache.
 
-interface Installed { dir: string, version: string, cached: boolean, ms: number }
-
 /** Checks an installed folder and says its version (the binary's, or the package's for edge-runtime, which is a library). */
 async function versionIn (name: RuntimeName, dir: string): Promise<string> {
   if (name === 'edge-runtime') return (JSON.parse(fs.readFileSync(path.join(dir, 'node_modules/edge-runtime/package.json'), 'utf8')) as { version: string }).version
   return (await run(path.join(dir, 'node_modules/.bin', name), ['--version'], { timeout: 30_000 })).stdout.trim().split('\n')[0]
 }
 
-export function install (name: RuntimeName): Promise<Installed | { skip: string }> {
+export function install (name: RuntimeName): Promise<CachedInstall | NotInstalled> {
   return installInCache(name, VERSIONS[name], (dir) => versionIn(name, dir))
 }
 
@@ -99,7 +97,7 @@ export interface Target {
 
 interface EdgeRuntimeModule { EdgeRuntime: new (options?: { initialCode?: string }) => { evaluate: <T>(code: string) => T } }
 
-async function startEdgeRuntime (installed: Installed, folder: string): Promise<Target> {
+async function startEdgeRuntime (installed: CachedInstall, folder: string): Promise<Target> {
   await writeBundle(folder)
   const script = await bundleEntry(folder, path.join(HERE, 'edge-entry.ts'), 'edge.js', { format: 'iife', inlineBundle: true })
   const { EdgeRuntime } = createRequire(path.join(installed.dir, 'node_modules/'))('edge-runtime') as EdgeRuntimeModule
@@ -144,7 +142,7 @@ export async function startWorkerd (installed: { dir: string }, folder: string, 
   return { port, child, output }
 }
 
-async function startServer (name: Exclude<RuntimeName, 'edge-runtime'>, installed: Installed, folder: string): Promise<Target> {
+async function startServer (name: Exclude<RuntimeName, 'edge-runtime'>, installed: CachedInstall, folder: string): Promise<Target> {
   await writeBundle(folder)
   let server: Target['server']
   if (name === 'workerd') {

@@ -142,6 +142,24 @@ export function openFds (): number {
   return fs.readdirSync('/proc/self/fd').length
 }
 
+/** What each open descriptor of this process is (a path, `socket:[inode]`, `anon_inode:[eventfd]`, …), by number. */
+export function fdTargets (): Map<string, string> {
+  const targets = new Map<string, string>()
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    try {
+      targets.set(fd, fs.readlinkSync(`/proc/self/fd/${fd}`))
+    } catch {
+      // Closed between the listing and the look (the listing's own descriptor, for one).
+    }
+  }
+  return targets
+}
+
+/** The descriptors open now that were not in `before` (a failure message's detail). */
+export function fdsOpenedSince (before: Map<string, string>): string[] {
+  return [...fdTargets()].filter(([fd, target]) => before.get(fd) !== target).map(([fd, target]) => `${fd} → ${target}`)
+}
+
 /** Waits (polling, at most `ms`) for the descriptor count to come back to `baseline`; returns the count seen last. */
 export async function fdsBackTo (baseline: number, ms = GUARD_MS): Promise<number> {
   await eventually(() => openFds() <= baseline, ms)

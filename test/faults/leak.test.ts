@@ -6,7 +6,7 @@ import vm from 'node:vm'
 import bodykit from '../../src/index'
 import {
   NODE_FAULTS, WEB_FAULTS, activeResources, assertNone, buildBody, connect, eventually, fieldPart, filePart, keepSending, listFolder, listenerCounts,
-  listenersLeft, makeFolder, middlewareTargets, multerMiddleware, MULTIPART_TYPE, openFds, playNode, removeStored, requestHead,
+  listenersLeft, makeFolder, middlewareTargets, multerMiddleware, MULTIPART_TYPE, openFds, fdTargets, fdsOpenedSince, playNode, removeStored, requestHead,
   resourcesAbove, seededBytes, serve, settleReader, settledWithin, summarize, tick, watchProcess, within, webSource,
   type Middleware, type NodeFault, type Served, type ServedRequest, type WebFault, type WireBody
 } from './harness'
@@ -190,6 +190,7 @@ it(`${TOTAL.toLocaleString('en')} requests ending in errors, aborts and early an
     record(problem === null ? null : `${kind}: ${problem}`)
   }
   const fds = openFds()
+  const fdsAtStart = fdTargets()
   const resources = activeResources()
   let heapAtCheckpoint = 0
   let http = 0
@@ -210,7 +211,7 @@ it(`${TOTAL.toLocaleString('en')} requests ending in errors, aborts and early an
   for (const [what, count] of failures) violations.push(`${count}× ${what}`)
   // Lingering connections are closed LINGER_MS after their answer; timers and sockets go, the loop is as it was.
   if (!(await eventually(() => resourcesAbove(resources).length === 0, 15_000))) violations.push(`active resources above the baseline: ${resourcesAbove(resources).join(', ')}`)
-  if (!(await eventually(() => openFds() <= fds))) violations.push(`descriptors: ${openFds()} open, ${fds} before`)
+  if (!(await eventually(() => openFds() <= fds))) violations.push(`descriptors: ${openFds()} open, ${fds} before; opened since: ${fdsOpenedSince(fdsAtStart).join(', ')}`)
   for (const folder of folders) if (listFolder(folder).length > 0) violations.push(`files left in ${folder}: ${listFolder(folder).length}`)
   const heapAtEnd = await heapAfterGc()
   const perRequest = (heapAtEnd - heapAtCheckpoint) / (TOTAL - CHECKPOINT)

@@ -211,7 +211,9 @@ it(`${TOTAL.toLocaleString('en')} requests ending in errors, aborts and early an
   for (const [what, count] of failures) violations.push(`${count}× ${what}`)
   // Lingering connections are closed LINGER_MS after their answer; timers and sockets go, the loop is as it was.
   if (!(await eventually(() => resourcesAbove(resources).length === 0, 15_000))) violations.push(`active resources above the baseline: ${resourcesAbove(resources).join(', ')}`)
-  if (!(await eventually(() => openFds() <= fds))) violations.push(`descriptors: ${openFds()} open, ${fds} before; opened since: ${fdsOpenedSince(fdsAtStart).join(', ')}`)
+  // The same window as the resources': once, in a full run under load, 7 descriptors were still open after the default
+  // 5 s (no resource above the baseline); which ones is unknown, and the message now names them if it happens again.
+  if (!(await eventually(() => openFds() <= fds, 15_000))) violations.push(`descriptors: ${openFds()} open, ${fds} before; opened since: ${fdsOpenedSince(fdsAtStart).join(', ')}`)
   for (const folder of folders) if (listFolder(folder).length > 0) violations.push(`files left in ${folder}: ${listFolder(folder).length}`)
   const heapAtEnd = await heapAfterGc()
   const perRequest = (heapAtEnd - heapAtCheckpoint) / (TOTAL - CHECKPOINT)

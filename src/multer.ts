@@ -414,10 +414,10 @@ declare namespace multer {
     field?: string | undefined
     /** The client's name of the file the error is about, when there is one. */
     filename?: string | undefined
-    /** 413 for a limit passed, else 400. */
-    readonly status: number
-    /** The same as `status`. */
-    readonly statusCode: number
+    /** 413 for a limit passed, else 400, until assigned (an error handler may set its own, as Koa's does). */
+    status: number
+    /** The same as `status`, until assigned. */
+    statusCode: number
   }
 }
 

@@ -27,7 +27,8 @@ const TOO_LARGE: ReadonlySet<string> = new Set([
 /**
  * An error of the upload (a limit, an unexpected file, a bad field name): check `err.code`. As multer's, with
  * `field` and `filename` where they apply; `status` and `statusCode` (inherited, so not own properties) make
- * Express answer 413 or 400 instead of multer's 500.
+ * Express answer 413 or 400 instead of multer's 500. Both are assignable, as on any error: what an error handler
+ * assigns becomes an own property.
  */
 export class MulterError extends Error {
   declare code: string
@@ -44,14 +45,31 @@ export class MulterError extends Error {
     if (filename) this.filename = filename
   }
 
-  /** 413 for a limit passed, else 400. */
+  /** 413 for a limit passed, else 400, until the application assigns its own. */
   get status (): number {
     return TOO_LARGE.has(this.code) ? 413 : 400
   }
 
+  set status (value: number) {
+    defineOwn(this, 'status', value)
+  }
+
+  /** The same as `status`, until the application assigns its own. */
   get statusCode (): number {
     return this.status
   }
+
+  set statusCode (value: number) {
+    defineOwn(this, 'statusCode', value)
+  }
+}
+
+/**
+ * An error handler assigns `status` (Koa's `ctx.onerror` does, outside any promise): the assignment becomes an own
+ * property, as on any error, so the inherited default never makes it throw.
+ */
+function defineOwn (err: MulterError, key: 'status' | 'statusCode', value: unknown): void {
+  Object.defineProperty(err, key, { value, configurable: true, enumerable: true, writable: true })
 }
 
 /**

@@ -6,7 +6,7 @@ import type { ReadSettings } from '../read'
 import { createTypeMatcher, type TypeMatcher } from '../type-match'
 import type { ReadKind } from './reading'
 import type { DetectJson, KoaBodyType, KoaContext } from './types'
-import { UnsupportedBodyTypeError } from './unsupported-body-type-error'
+import { BODY_TYPES, UnsupportedBodyTypeError } from './unsupported-body-type-error'
 
 /** A request's reading: the pipeline's settings for its kind and limit, or null when no enabled kind matched (`{}`). */
 export type PickRead = (ctx: KoaContext) => ReadSettings | null
@@ -26,10 +26,14 @@ export interface Dialect {
   readonly name: string
   /** The options only this library reads. */
   readonly ownOptions: readonly string[]
-  /** The JSON media types read by default. */
-  readonly jsonTypes: readonly string[]
-  /** A kind's media types with `extendTypes[kind]` joined; throws for a value the library would not take. */
-  readonly extendTypes: (defaults: readonly string[], extension: unknown, kind: string) => string[]
+  /** The kinds `enableTypes` enables; throws what the library throws for a value it would not take. */
+  readonly enabledKinds: (enableTypes: unknown) => Set<KoaBodyType>
+  /**
+   * Each kind's media types, the defaults with `extendTypes` joined as the library joins them; throws what the library
+   * throws for a value it would not take. @koa/bodyparser 6 keeps entries that are not strings: they match nothing,
+   * in type-is as in createTypeMatcher.
+   */
+  readonly mediaTypes: (extendTypes: unknown) => Record<KoaBodyType, string[]>
   /** The methods whose bodies are read when `parsedMethods` is not given; null: every method. */
   readonly parsedMethods: readonly string[] | null
   /** Whether a request whose stream is already closed is answered 499 `Request already closed` without reading. */
@@ -38,6 +42,9 @@ export interface Dialect {
   readonly createPicker: (parts: PickerParts) => PickRead
 }
 
+/** The JSON media types each library reads by default. */
+const JSON_TYPES_4 = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/scim+json']
+const JSON_TYPES_6 = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json', 'application/scim+json']
 const FORM_TYPES = ['application/x-www-form-urlencoded']
 const TEXT_TYPES = ['text/plain']
 const XML_TYPES = ['text/xml', 'application/xml']
@@ -45,8 +52,17 @@ const XML_TYPES = ['text/xml', 'application/xml']
 /** The default media types of the kinds other than JSON, the same in both libraries. */
 export const DEFAULT_TYPES: Readonly<Record<Exclude<KoaBodyType, 'json'>, readonly string[]>> = { form: FORM_TYPES, text: TEXT_TYPES, xml: XML_TYPES }
 
-/** The media types of `extendTypes[kind]`: a list of strings, else a TypeError now (the libraries would let type-is skip them). */
-function mediaTypes (list: readonly unknown[], kind: string): string[] {
+function isBodyType (kind: unknown): kind is KoaBodyType {
+  return (BODY_TYPES as readonly unknown[]).includes(kind)
+}
+
+/** Each kind's default media types, `jsonTypes` for JSON, in lists of their own. */
+function defaultTypes (jsonTypes: readonly string[]): Record<KoaBodyType, string[]> {
+  return { json: [...jsonTypes], form: [...DEFAULT_TYPES.form], text: [...DEFAULT_TYPES.text], xml: [...DEFAULT_TYPES.xml] }
+}
+
+/** The media types of `extendTypes[kind]`: a list of strings, else a TypeError now (koa-bodyparser 4 lets type-is skip them). */
+function mediaTypesOf (list: readonly unknown[], kind: string): string[] {
   if (!list.every((type) => typeof type === 'string')) throw new TypeError('option extendTypes.' + kind + ' must be a media type or a list of them')
   return list as string[]
 }
@@ -61,11 +77,24 @@ function contentTypeOf (req: IncomingMessage, read: ContentTypeReader): ReturnTy
 export const koaBodyparser4: Dialect = {
   name: 'koa-bodyparser 4',
   ownOptions: ['strict', 'onerror', 'queryString', 'onProtoPoisoning'],
-  jsonTypes: ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/scim+json'],
-  extendTypes (defaults, extension, kind) {
-    // A falsy value adds nothing; a string or a list is added after the defaults.
-    if (!extension) return [...defaults]
-    return [...defaults, ...mediaTypes(Array.isArray(extension) ? extension : [extension], kind)]
+  enabledKinds (enableTypes) {
+    if (enableTypes === undefined || enableTypes === null) return new Set(['json', 'form'])
+    if (!Array.isArray(enableTypes)) throw new TypeError('option enableTypes must be a list of body types (json, form, text, xml)')
+    for (const kind of enableTypes) {
+      if (!isBodyType(kind)) throw new UnsupportedBodyTypeError(String(kind))
+    }
+    return new Set(enableTypes as KoaBodyType[])
+  },
+  mediaTypes (extendTypes) {
+    const types = defaultTypes(JSON_TYPES_4)
+    if (extendTypes === undefined || extendTypes === null) return types
+    if (typeof extendTypes !== 'object') throw new TypeError('option extendTypes must be an object of media types by body type')
+    for (const [kind, extension] of Object.entries(extendTypes)) {
+      if (!isBodyType(kind)) throw new UnsupportedBodyTypeError(kind)
+      // A falsy value adds nothing; a string or a list is added after the defaults.
+      if (extension) types[kind].push(...mediaTypesOf(Array.isArray(extension) ? extension : [extension], kind))
+    }
+    return types
   },
   parsedMethods: null,
   answersClosedRequest: false,
@@ -92,11 +121,33 @@ export const koaBodyparser4: Dialect = {
 export const koaBodyparser6: Dialect = {
   name: '@koa/bodyparser 6',
   ownOptions: ['jsonStrict', 'onError', 'patchNode', 'enableRawChecking', 'parsedMethods'],
-  jsonTypes: ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json', 'application/scim+json'],
-  extendTypes (defaults, extension, kind) {
-    if (!Array.isArray(extension)) throw new UnsupportedBodyTypeError(kind)
-    // compat(koa6): lodash.merge joins the lists index by index, so the given types replace the first defaults.
-    return [...mediaTypes(extension, kind), ...defaults.slice(extension.length)]
+  enabledKinds (enableTypes = ['json', 'form']) {
+    // compat(koa6): whatever is given is iterated (a string by its characters), each entry a kind; then each kind is
+    // looked up with the value's own `includes` (a Set throws a TypeError, as null and other non-iterables do).
+    for (const kind of enableTypes as Iterable<unknown>) {
+      if (!isBodyType(kind)) throw new UnsupportedBodyTypeError(kind)
+    }
+    const list = enableTypes as { includes: (kind: KoaBodyType) => boolean }
+    return new Set(BODY_TYPES.filter((kind) => list.includes(kind)))
+  },
+  mediaTypes (extendTypes = {}) {
+    // compat(koa6): each own key must be a kind and its value a list (null is a TypeError, as Object.keys throws it).
+    const given = extendTypes as Record<string, unknown>
+    for (const key of Object.keys(given)) {
+      if (!isBodyType(key) || !Array.isArray(given[key])) throw new UnsupportedBodyTypeError(key)
+    }
+    const types = defaultTypes(JSON_TYPES_6)
+    for (const kind of BODY_TYPES) {
+      if (!Object.hasOwn(given, kind)) continue
+      // compat(koa6): lodash.merge joins the lists index by index: an entry replaces the default at its index, but an
+      // undefined one (or a hole) keeps it; entries that are not strings stay in the list and match nothing.
+      const extension = given[kind] as unknown[]
+      const merged: unknown[] = types[kind]
+      for (let index = 0; index < extension.length; index++) {
+        if (extension[index] !== undefined || index >= merged.length) merged[index] = extension[index]
+      }
+    }
+    return types
   },
   parsedMethods: ['POST', 'PUT', 'PATCH'],
   answersClosedRequest: true,

@@ -5,10 +5,9 @@ import { normalizeSchema, type StandardSchemaV1 } from '../options'
 import { readPoisoningAction } from '../parsers/json'
 import type { ReadSettings } from '../read'
 import { legacy } from '../variants'
-import { DEFAULT_TYPES, koaBodyparser4, koaBodyparser6, type Dialect, type PickRead } from './dialects'
+import { koaBodyparser4, koaBodyparser6, type Dialect, type PickRead } from './dialects'
 import { canInflateZstd, createFormParse, createJsonParse, createKoaDefinition, createKoaVariant, type ReadKind } from './reading'
 import type { ErrorHandler, KoaBodyParserOptions, KoaBodyType } from './types'
-import { BODY_TYPES, UnsupportedBodyTypeError } from './unsupported-body-type-error'
 
 /** Everything the middleware needs per request, fixed when it is created. */
 export interface KoaSettings {
@@ -43,28 +42,6 @@ function dialectOf (options: Record<string, unknown>, preferred: Dialect): Diale
     throw new TypeError('option ' + mixed + ' is ' + other.name + '\'s, which ' + dialect.name + ' (picked by option ' + chosenBy + ') ignores: use the options of one of them')
   }
   return dialect
-}
-
-/** The kinds enabled (json and form unless given), each a kind the libraries know. */
-function readEnableTypes (value: unknown): Set<KoaBodyType> {
-  if (value === undefined || value === null) return new Set(['json', 'form'])
-  if (!Array.isArray(value)) throw new TypeError('option enableTypes must be a list of body types (json, form, text, xml)')
-  for (const kind of value) {
-    if (!(BODY_TYPES as readonly unknown[]).includes(kind)) throw new UnsupportedBodyTypeError(String(kind))
-  }
-  return new Set(value as KoaBodyType[])
-}
-
-/** Each kind's media types: the dialect's defaults with `extendTypes` joined as that library joins them. */
-function readTypes (dialect: Dialect, extendTypes: unknown): Record<KoaBodyType, string[]> {
-  const types: Record<KoaBodyType, string[]> = { json: [...dialect.jsonTypes], form: [...DEFAULT_TYPES.form], text: [...DEFAULT_TYPES.text], xml: [...DEFAULT_TYPES.xml] }
-  if (extendTypes === undefined || extendTypes === null) return types
-  if (typeof extendTypes !== 'object') throw new TypeError('option extendTypes must be an object of media types by body type')
-  for (const [kind, extension] of Object.entries(extendTypes)) {
-    if (!(BODY_TYPES as readonly string[]).includes(kind)) throw new UnsupportedBodyTypeError(kind)
-    types[kind as KoaBodyType] = dialect.extendTypes(types[kind as KoaBodyType], extension, kind)
-  }
-  return types
 }
 
 /** A `<kind>Limit` option as co-body reads it: a falsy one is the kind's default; a limit `bytes` cannot read throws now. */
@@ -115,8 +92,8 @@ export function createKoaSettings (options: KoaBodyParserOptions | null | undefi
   if (given.qs !== undefined) throw new TypeError('option qs (a qs module of your own) is not supported by bodykit/koa: its forms are parsed with qs 6')
   const dialect = dialectOf(given, preferred)
   const is4 = dialect === koaBodyparser4
-  const enabled = readEnableTypes(given.enableTypes)
-  const types = readTypes(dialect, given.extendTypes)
+  const enabled = dialect.enabledKinds(given.enableTypes)
+  const types = dialect.mediaTypes(given.extendTypes)
   const encoding = readEncoding(given.encoding)
   const checkCharset = readSwitch(given, 'checkCharset')
   const inflateZstd = readSwitch(given, 'inflateZstd')

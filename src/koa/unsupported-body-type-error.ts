@@ -5,8 +5,9 @@ export const BODY_TYPES = ['json', 'form', 'text', 'xml'] as const
 
 /** A name in `enableTypes`, or a key (or a value that is not a list) in `extendTypes`, that is not a kind of body. */
 export class UnsupportedBodyTypeError extends Error {
-  constructor (wrongType: string) {
-    super('Invalid enabled type \'' + wrongType + '\'. make sure to pass an array contains supported types ([' + BODY_TYPES.join(',') + ']).')
+  constructor (wrongType: unknown) {
+    // compat(koa6): the value as a template literal shows it (a Symbol throws a TypeError there, as in 6).
+    super(`Invalid enabled type '${wrongType as string}'. make sure to pass an array contains supported types ([${BODY_TYPES.join(',')}]).`)
     this.name = 'UnsupportedBodyTypeError'
   }
 }

@@ -16,6 +16,14 @@ export const DISCARD_IDLE_MS = 5000
 /** Once bodykit half-closed a connection after its response, how long the client has to read it before it is destroyed. */
 export const LINGER_MS = 2000
 
+/**
+ * Once the answer is out, a refused body that stops arriving for this long no longer keeps its connection alive: it is
+ * half-closed (and still read off). Node's http client, piping an upload that was answered early on a kept-alive
+ * connection, waits for good on a 'drain' that never comes; the half-close ends its request. A client that sends on
+ * is read off as before; it only loses the connection's reuse.
+ */
+export const QUIET_AFTER_ANSWER_MS = 250
+
 /** Content-Length as raw-body reads it: null when absent or not a number (so `''` gives NaN, as there). */
 export function parseLength (header: string | undefined): number | null {
   return header != null && !Number.isNaN(Number(header)) ? parseInt(header, 10) : null
@@ -125,16 +133,21 @@ export function discardRest (req: IncomingMessage, body: Readable, res: ServerRe
   }
   if (socket !== null) discarding.add(socket)
   let left = budget.bytes
+  let quiet: NodeJS.Timeout | null = null
   const onData = (chunk: Buffer | string): void => {
     left -= byteLength(chunk)
     if (left < 0) giveUp()
-    else idle.refresh()
+    else {
+      idle.refresh()
+      quiet?.refresh()
+    }
   }
   let settled = false
   const cleanup = (): void => {
     settled = true
     clearTimeout(timer)
     clearTimeout(idle)
+    if (quiet !== null) clearTimeout(quiet)
     body.removeListener('data', onData)
     if (socket !== null) {
       discarding.delete(socket)
@@ -150,6 +163,12 @@ export function discardRest (req: IncomingMessage, body: Readable, res: ServerRe
   const timer = setTimeout(giveUp, budget.ms).unref()
   const idle = setTimeout(giveUp, Math.min(DISCARD_IDLE_MS, budget.ms)).unref()
   body.on('data', onData)
+  // Once the answer is out, a body that goes quiet gives up its connection's reuse (QUIET_AFTER_ANSWER_MS).
+  if (socket !== null && isResponse(res)) {
+    loadOnFinished()(res, () => {
+      if (!settled) quiet = setTimeout(() => { if (!settled) lingerThenDestroy.call(socket) }, QUIET_AFTER_ANSWER_MS).unref()
+    })
+  }
   // on-finished, as body-parser's read-off: the end of the body, or of its socket (Node no longer aborts a
   // request whose response is out when the socket closes).
   whenBodyFinished(req, body, () => {

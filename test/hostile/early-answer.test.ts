@@ -6,9 +6,10 @@ import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
 import { join } from 'node:path'
+import { Readable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
 import { DEFAULT_DISCARD } from '../../src/options'
-import { LINGER_MS } from '../../src/wire'
+import { DISCARD_IDLE_MS, LINGER_MS } from '../../src/wire'
 import { MiB, entries, generatedBody, startServer, type RecordingServer } from './helpers'
 
 const LIMIT = 100 * 1024
@@ -144,6 +145,34 @@ for (const entry of entries) {
       })
       count++
       assert.equal(status, 413)
+    })
+
+    it('Node\'s http client piping a slow upload answered early: its request ends once the body goes quiet, not when the server gives it up', async () => {
+      const size = 4 * MiB
+      const { status, closedAfter } = await new Promise<{ status: number, closedAfter: number }>((resolve, reject) => {
+        let answeredAt = 0
+        let status = 0
+        const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': size } })
+        req.on('response', (res) => {
+          answeredAt = Date.now()
+          status = res.statusCode as number
+          res.resume()
+        })
+        // Kept alive, Node's client waits for good on a 'drain' after such an answer; the half-close ends the request.
+        req.on('close', () => { resolve({ status, closedAfter: Date.now() - answeredAt }) })
+        req.on('error', reject)
+        let left = size
+        Readable.from((async function * () {
+          while (left > 0) {
+            left -= 64 * 1024
+            await new Promise((resolve) => setTimeout(resolve, 2))
+            yield Buffer.alloc(64 * 1024, 0x20)
+          }
+        })()).pipe(req)
+      })
+      count++
+      assert.equal(status, 413)
+      assert.ok(closedAfter < DISCARD_IDLE_MS, `the request ended ${closedAfter} ms after the answer: the server gave it up first`)
     })
 
     it('curl receives the 413 for a 50 MiB upload, with and without Content-Length', { skip: curl ? false : 'curl not installed' }, async () => {

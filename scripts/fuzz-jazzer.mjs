@@ -51,6 +51,8 @@ for (const name of chosen) {
     NODE_PATH: path.join(root, 'node_modules'),
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${preload}`.trim(),
     BODYKIT_JAZZER_ADDON: addon,
+    // A reader that has not answered 2 s after the body's end is a hang (the corpus replay in npm test allows 30 s).
+    FUZZ_ANSWER_MS: process.env.FUZZ_ANSWER_MS ?? '2000',
     // FUZZ_KNOWN (e.g. multipart:hang) names finding classes already reported: logged here, and the run goes on.
     FUZZ_KNOWN_LOG: path.join(findings, 'known.jsonl')
   }

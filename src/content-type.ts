@@ -20,7 +20,7 @@ const NO_CONTENT_TYPE: ContentTypeInfo = { mediaType: null, type: '', subtype: '
 function toInfo (mediaType: string | null, charset: string | undefined): ContentTypeInfo {
   const slash = mediaType === null ? -1 : mediaType.indexOf('/')
   return slash === -1
-    ? { ...NO_CONTENT_TYPE, charset }
+    ? { mediaType: null, type: '', subtype: '', charset }
     : { mediaType, type: (mediaType as string).slice(0, slash), subtype: (mediaType as string).slice(slash + 1), charset }
 }
 

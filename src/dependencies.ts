@@ -1,17 +1,14 @@
-// Loads each heavier dependency on first use, one function a package, so that a process pays only for what its requests need.
-// Why: qs (with its side-channel family), type-is (the MIME database), busboy, secure-json-parse, debug and the like
-// cost 1 to 17 ms each to load; an app that reads only JSON, or only uploads, should not pay for the others
-// (docs/dependencies.md lists what each entry loads for its first request). Each loader keeps what it loaded (onFirstUse): some
+// Loads each dependency an entry may not need on first use, one function a package, so that a process pays only for what its
+// middlewares can use. Why: qs (with its side-channel family), type-is (the MIME database), secure-json-parse, debug and
+// the like cost 1 to 17 ms each to load; an app that reads only JSON, or only uploads, should not pay for the others
+// (docs/dependencies.md lists what each entry loads). The heaviest have a module each (src/packages/), so that an entry's
+// module graph, as a bundler sees it, holds only those it imports. Each loader keeps what it loaded (onFirstUse): some
 // are called per request, where a require() of a cached module would still cost a module lookup.
 /* eslint-disable @typescript-eslint/no-require-imports */
-import type BusboyModule from 'busboy'
 import type ContentTypeModule from 'content-type'
 import type CryptoModule from 'crypto'
 import type DebugModule from 'debug'
 import type OnFinishedModule from 'on-finished'
-import type QsModule from 'qs'
-import type SecureJsonParseModule from 'secure-json-parse'
-import type TypeIsModule from 'type-is'
 
 /**
  * A loader that calls `load` once, on its first call, and then hands back what it gave. The `require()` stays
@@ -22,39 +19,6 @@ export function onFirstUse<T> (load: () => T): () => T {
   let value: T | undefined
   return () => (value ??= load())
 }
-
-/** qs: extended forms, and the default entry's simple mode for forms with brackets. */
-export const loadQs = /* @__PURE__ */ onFirstUse((): typeof QsModule => require('qs') as typeof QsModule)
-
-/** type-is: only for `type` options given as extension names (`'json'`, `'png'`), which need the MIME database. */
-export const loadTypeIs = /* @__PURE__ */ onFirstUse((): typeof TypeIsModule => require('type-is') as typeof TypeIsModule)
-
-/** The media type of an extension name, as type-is's `normalize` gives it (the MIME database loads on the first call). */
-export function typeOfExtension (name: string): string | false {
-  return loadTypeIs().normalize(name)
-}
-
-/** busboy: multipart bodies that the one-pass readers hand on, and multer's boundary check. */
-export const loadBusboy = /* @__PURE__ */ onFirstUse((): typeof BusboyModule => require('busboy') as typeof BusboyModule)
-
-/** busboy's header helpers: the fallback for file names busboy could not read. */
-export const loadBusboyUtils = /* @__PURE__ */ onFirstUse((): BusboyUtils => require('busboy/lib/utils.js') as BusboyUtils)
-
-/** A parameter value's decoder, as busboy makes it: the text, or undefined when it cannot be decoded. */
-export type ParamDecoder = (value: string, hint: number) => string | undefined
-
-/** The functions of busboy's lib/utils.js bodykit calls (busboy 1.x exports them; it ships no types for them). */
-export interface BusboyUtils {
-  /** busboy's decoder for a charset name (one that fails for a name TextDecoder does not know). */
-  getDecoder: (charset: string) => ParamDecoder
-  /** busboy's reading of a Content-Type: type and subtype (lower case) and parameters, or undefined when malformed. */
-  parseContentType: (header: string) => { type: string, subtype: string, params: Record<string, string | undefined> } | undefined
-  /** busboy's reading of a Content-Disposition: its type (lower case) and parameters, or undefined when malformed. */
-  parseDisposition: (header: string, decodeParam: ParamDecoder) => { type: string, params: Record<string, string | undefined> } | undefined
-}
-
-/** secure-json-parse: the poisoning guard's scan, only for texts that can hold `__proto__` or `constructor`. */
-export const loadSecureJsonParse = /* @__PURE__ */ onFirstUse((): typeof SecureJsonParseModule => require('secure-json-parse') as typeof SecureJsonParseModule)
 
 /**
  * content-type: the default entry's lenient reading of a Content-Type (each header text once: it is cached), and a

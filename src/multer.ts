@@ -2,7 +2,7 @@
 // multipart stage of the one read.ts pipeline, with @types/multer's types and globals; the rules live in src/multer/policy.ts.
 import type { IncomingMessage } from 'http'
 import type { Readable } from 'stream'
-import { createReadSettings } from './read-settings'
+import { createStreamSettings } from './stream-settings'
 import { readBody, type NextFunction } from './read'
 import type { StreamParserDefinition } from './parsers/definition'
 import type { AnyOptions } from './options'
@@ -11,7 +11,8 @@ import { MulterError as MulterErrorClass } from './multer/multer-error'
 import { bindToCaller, createMulterPolicy, validateLimits, type FileFilter, type FileStrategy, type MulterLimits, type MulterSetup } from './multer/policy'
 import { diskStorage as createDiskStorage, memoryStorage as createMemoryStorage, type StorageEngine as Engine } from './multer/storage'
 import type * as Types from './types'
-import { multer as multerVariant, type BodyRequest } from './variants'
+import { multerVariant } from './multer/variant'
+import type { BodyRequest } from './variant'
 
 // The globals @types/multer declares, with the same types, so that both merge when an app has both.
 declare global {
@@ -170,7 +171,7 @@ function createMiddleware (setup: () => MulterSetup): Types.Middleware {
     defaultType: 'multipart',
     createStage: () => ({ stage: createMultipartStage(createMulterPolicy(setup)), defaultLimit: Infinity })
   }
-  const settings = createReadSettings(definition, COMMON_OPTIONS, multerVariant)
+  const settings = createStreamSettings(definition, COMMON_OPTIONS, multerVariant)
   return function multerMiddleware (req, res, next: NextFunction) {
     readBody(settings, req, res, bindToCaller(next))
   }

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import typeis from 'type-is'
 import { hasBodyHeaders } from '../src/protocol'
-import { typeOfExtension } from '../src/dependencies'
+import { typeOfExtension } from '../src/packages/type-is'
 import { normalizeType } from '../src/type-match'
 
 const runs = Number(process.env.BODYKIT_FUZZ_RUNS) || 2000

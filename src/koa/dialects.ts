@@ -1,7 +1,7 @@
 // koa-bodyparser 4 and @koa/bodyparser 6 as data: the options each reads, its defaults, and how it picks a request's kind of body.
 import type { IncomingMessage } from 'http'
 import { readContentTypeLeniently, readContentTypeStrictly, type ContentTypeReader } from '../content-type'
-import { typeOfExtension } from '../dependencies'
+import { typeOfExtension } from '../packages/type-is'
 import type { ReadSettings } from '../read'
 import { createTypeMatcher, type TypeMatcher } from '../type-match'
 import type { ReadKind } from './reading'

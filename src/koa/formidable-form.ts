@@ -7,10 +7,10 @@ import { loadCrypto } from '../dependencies'
 import * as errors from '../errors'
 import { createFieldAssembler } from '../multipart/fields'
 import { NODE_FORMS } from '../parsers/node-forms'
-import { checkBoundary, createFormCollector, createParserConfig, reportAsStream } from '../multipart/form-collector'
+import { checkBoundary, createFormCollector } from '../multipart/form-collector'
 import type { FieldPartInfo, FilePartInfo, PartCollector } from '../multipart/part-collector'
 import { createMultipartStage } from '../multipart/part-reader'
-import { normalizeMultipartOptions, type MultipartSettings } from '../multipart/settings'
+import { createParserConfig, normalizeMultipartOptions, type MultipartSettings } from '../multipart/settings'
 import { NEW_PRIVATE_FILE, randomFileName, storeOnDiskAt, type FileOpening, type FileStore, type StoreCallback, type StoredFile } from '../multipart/sinks'
 import type { StreamParserDefinition } from '../parsers/definition'
 import type { UploadedFile } from '../types'
@@ -62,7 +62,6 @@ export function createFormidableDefinition (rules: FormidableRules): StreamParse
       const config = createParserConfig(settings)
       const stage = createMultipartStage({
         check: checkBoundary,
-        fastPath: true,
         begin (_req, _res, done) {
           const reading = new FormidableReading(rules, settings)
           reading.inner = createFormCollector(settings, assembleFields, undefined, done, reading.store)
@@ -128,10 +127,6 @@ class FormidableReading implements PartCollector {
     })
     // A part onPart neither handed back nor reads is read off, or the form would wait for it for good.
     if (!handled && stream.listenerCount('data') === 0 && stream.listenerCount('readable') === 0) stream.resume()
-  }
-
-  fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void {
-    if (!this.inner.settled) reportAsStream(this, name, bytes, filename, mimeType, this.settings.files?.fileSizeLimit ?? Infinity)
   }
 
   countLimit (limit: Parameters<PartCollector['countLimit']>[0]): void {

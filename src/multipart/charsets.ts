@@ -5,16 +5,22 @@
 /** Turns a value's bytes, given as latin1 text (one character per byte), into the text they encode. */
 export type Decode = (bytes: string) => string
 
-/** A character past ASCII (U+0080 and up): the bytes of UTF-8 text then need decoding. */
-const NON_ASCII = /[\u0080-\uffff]/
+/** Whether the text is all ASCII (no byte of UTF-8 text to decode); a loop, cheaper than a regular expression on names. */
+function isAscii (text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false
+  return true
+}
+
+/** The decodings busboy has of its own (Node's Buffer encodings); it has none that works for any other label. */
+export type BusboyEncoding = 'utf8' | 'latin1' | 'utf16le' | 'base64'
 
 /** The labels busboy decodes with Node's own decoders (a label is matched in lower case, untrimmed, as busboy does). */
-const BUSBOY_DECODERS = new Map<string, string>([
+const BUSBOY_DECODERS = new Map<string, BusboyEncoding>([
   ['utf-8', 'utf8'], ['utf8', 'utf8'],
   // compat(busboy): windows-1252 and ascii read as latin1, one character per byte.
   ...['latin1', 'ascii', 'us-ascii', 'iso-8859-1', 'iso8859-1', 'iso88591', 'iso_8859-1', 'windows-1252',
-    'iso_8859-1:1987', 'cp1252', 'x-cp1252'].map((label): [string, string] => [label, 'latin1']),
-  ...['utf16le', 'utf-16le', 'ucs2', 'ucs-2'].map((label): [string, string] => [label, 'utf16le']),
+    'iso_8859-1:1987', 'cp1252', 'x-cp1252'].map((label): [string, BusboyEncoding] => [label, 'latin1']),
+  ...['utf16le', 'utf-16le', 'ucs2', 'ucs-2'].map((label): [string, BusboyEncoding] => [label, 'utf16le']),
   ['base64', 'base64']
 ])
 
@@ -35,10 +41,10 @@ function decodeUtf16le (bytes: string): string {
   return text
 }
 
-const BUSBOY_DECODE: Readonly<Record<string, Decode>> = {
+const BUSBOY_DECODE: Readonly<Record<BusboyEncoding, Decode>> = {
   // The bytes are already latin1 text; ASCII reads the same in UTF-8, and most values are ASCII.
   latin1: (bytes) => bytes,
-  utf8: (bytes) => NON_ASCII.test(bytes) ? utf8.decode(latin1Bytes(bytes)) : bytes,
+  utf8: (bytes) => isAscii(bytes) ? bytes : utf8.decode(latin1Bytes(bytes)),
   utf16le: decodeUtf16le,
   // compat(busboy): a part in "base64" reads as the base64 text of its bytes (Buffer's toString('base64')).
   base64: (bytes) => btoa(bytes)
@@ -50,8 +56,13 @@ const BUSBOY_DECODE: Readonly<Record<string, Decode>> = {
  * exports, a label no TextDecoder knows.
  */
 export function busboyDecoderFor (label: string): Decode | null {
-  const name = BUSBOY_DECODERS.get(label.toLowerCase())
-  return name === undefined ? null : BUSBOY_DECODE[name]
+  const name = busboyEncodingOf(label)
+  return name === null ? null : BUSBOY_DECODE[name]
+}
+
+/** busboy's decoding of a charset label, or null where it has none. */
+export function busboyEncodingOf (label: string): BusboyEncoding | null {
+  return BUSBOY_DECODERS.get(label.toLowerCase()) ?? null
 }
 
 /** The decoder for a charset label, or null when neither busboy nor TextDecoder knows it. */

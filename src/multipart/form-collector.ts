@@ -1,7 +1,6 @@
 // multipart()'s policy: fields counted and assembled as urlencoded() builds a form, files to memory or disk with
 // finite limits, every limit its own typed error, and every stored file removed on any error.
 import type { ServerResponse } from 'http'
-import { Readable } from 'stream'
 import type { HttpError } from 'http-errors'
 import { loadOnFinished } from '../dependencies'
 import * as errors from '../errors'
@@ -11,9 +10,10 @@ import { headerOf } from '../sources/source'
 import type { BodyRequest } from '../variants'
 import { isResponse } from '../wire'
 import type { FieldAssembler, FormField } from './fields'
-import type { ParserConfig, PartCollector } from './part-collector'
-import { readBoundary, UNDECLARED_AS_BYTES, type FormPolicy } from './part-reader'
-import type { MultipartSettings } from './settings'
+import type { PartCollector } from './part-collector'
+import { readFormBoundary } from './part-headers'
+import type { FormPolicy } from './part-reader'
+import { createParserConfig, type MultipartSettings } from './settings'
 import { removeAll, storeInMemory, storeOnDisk, type FileInfo, type FileStore, type StoredFile } from './sinks'
 
 /** multipart()'s policy for one middleware or reader: its disk files live as long as the response. */
@@ -21,30 +21,13 @@ export function createFormPolicy (settings: MultipartSettings, assembleFields: F
   const config = createParserConfig(settings)
   return {
     check: checkBoundary,
-    fastPath: true,
     begin: (_req, res, done) => ({ config, collector: createFormCollector(settings, assembleFields, res, done, null) })
-  }
-}
-
-/** busboy's configuration for multipart()'s settings. */
-export function createParserConfig (settings: MultipartSettings): ParserConfig {
-  return {
-    // Values whose part declares no charset are decoded once the form's `_charset_` is known (fields.ts).
-    defCharset: UNDECLARED_AS_BYTES,
-    // Browsers send names and file names as raw UTF-8.
-    defParamCharset: 'utf8',
-    limits: {
-      // busboy reports a limit when it is reached, not passed: one more byte or part means "over".
-      fieldSize: settings.fieldSizeLimit + 1,
-      fileSize: settings.files === null ? Infinity : settings.files.fileSizeLimit + 1,
-      parts: settings.partLimit + 1
-    }
   }
 }
 
 /** A multipart body without a usable boundary is refused unread. */
 export function checkBoundary (req: BodyRequest): HttpError | null {
-  return readBoundary(headerOf(req, 'content-type') ?? '') === null ? errors.invalidBoundary() : null
+  return readFormBoundary(headerOf(req, 'content-type') ?? '') === null ? errors.invalidBoundary() : null
 }
 
 /**
@@ -146,20 +129,6 @@ export function createFormCollector (settings: MultipartSettings, assembleFields
           ? storeOnDisk(sink.directory, stream, fileInfo, onStored)
           : storeInMemory(stream, fileInfo, onStored))
     },
-    fileBytes (name, bytes, filename, mimeType) {
-      if (collector.settled) return
-      if (fileSettings?.storage !== 'memory') {
-        reportAsStream(this, name, bytes, filename, mimeType, fileSettings?.fileSizeLimit ?? Infinity)
-        return
-      }
-      const problem = checkName(settings, name) ?? checkFile(settings, name, ++fileCount) ??
-        (bytes.length > fileSettings.fileSizeLimit ? errors.fileTooLarge(fileSettings.fileSizeLimit, name) : null)
-      if (problem !== null) {
-        finish(problem)
-        return
-      }
-      files.push({ fieldName: name, originalName: filename ?? '', mimeType, encoding: '7bit', size: bytes.length, buffer: bytes })
-    },
     unreadableFileName (name) {
       if (collector.settled) return
       finish(checkName(settings, name) ?? errors.malformedPartHeader(name))
@@ -186,18 +155,6 @@ export function createFormCollector (settings: MultipartSettings, assembleFields
     }
   }
   return collector
-}
-
-/**
- * A whole file of the fast path reported as busboy reports a file: its stream to `file`, then its bytes, after a
- * 'limit' when they pass `fileSizeLimit` (busboy's order), for storage that writes a stream.
- */
-export function reportAsStream (collector: Pick<PartCollector, 'file'>, name: string, bytes: Buffer, filename: string | undefined, mimeType: string, fileSizeLimit: number): void {
-  const stream = new Readable({ read () {} })
-  collector.file(name, stream, { filename, mimeType, encoding: '7bit' })
-  if (bytes.length > fileSizeLimit) stream.emit('limit')
-  stream.push(bytes)
-  stream.push(null)
 }
 
 /** A part's name must be present and within `fieldNameSizeLimit` (bytes). */

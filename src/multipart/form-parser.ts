@@ -46,14 +46,24 @@ export const searchByHorspool: DelimiterSearch = (needle) => {
   }
 }
 
-/** A multipart body read a chunk at a time; `complete` once the closing delimiter's `--` is read. */
+/** What a build gives the parser: its delimiter search, and latin1 text from bytes (`bytes[start..end)`). */
+export interface ParserTools {
+  readonly search: DelimiterSearch
+  latin1 (bytes: Uint8Array, start: number, end: number): string
+  /** latin1 text as bytes: Node's pooled Buffers (a typed array of its own per form costs a garbage collection every few hundred). */
+  bytesOf (text: string): Uint8Array
+}
+
+/** A multipart body read a chunk at a time. Its methods only: an object literal with a getter gets a hidden class of its own per form. */
 export interface PartParser {
   write (chunk: Uint8Array): void
-  /** The body ended: the bytes held as a possible delimiter's start are data after all (busboy's search flushes them). */
-  end (): void
+  /**
+   * The body ended: the bytes held as a possible delimiter's start are data after all (busboy's search flushes them).
+   * Returns whether the form was complete (its closing delimiter's `--` read).
+   */
+  end (): boolean
   /** From the next delimiter on, no header block is read: what follows a delimiter is bytes of no part (busboy past `parts`). */
   ignoreHeaders (): void
-  readonly complete: boolean
 }
 
 const CR = 13
@@ -69,9 +79,10 @@ const MAX_HEADER_PAIRS = 2000
 const DASH_BYTE = Uint8Array.of(DASH)
 const CR_BYTE = Uint8Array.of(CR)
 
-/** RFC 9110 tchar as a table by byte. */
-export const TOKEN = new Uint8Array(256)
+/** RFC 9110 tchar as a table by byte. (Exported below: an exported `const` is read as `exports.TOKEN` in each loop.) */
+const TOKEN = new Uint8Array(256)
 for (const char of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") TOKEN[char.charCodeAt(0)] = 1
+export { TOKEN }
 
 /** A header value's bytes: HT, visible ASCII, space and obs-text. */
 function isValueByte (code: number): boolean {
@@ -94,8 +105,21 @@ const VALUE = 2
 const AFTER_CR = 3
 const AFTER_CRLF = 4
 const AFTER_CRLFCR = 5
-/** Which kept header a name is: 0 none. */
+/** Which kept header a name is, by its lower-case text. */
 const KEPT: Readonly<Record<string, keyof PartHeaders>> = { 'content-disposition': 'disposition', 'content-type': 'type', 'content-transfer-encoding': 'encoding' }
+const KEPT_NAMES = Object.keys(KEPT)
+
+/** Which kept header the name `bytes[from..to)` (token bytes) is, in any case. */
+function keptNameAt (bytes: Uint8Array, from: number, to: number): keyof PartHeaders | undefined {
+  for (const name of KEPT_NAMES) {
+    if (name.length !== to - from) continue
+    let i = 0
+    // A token byte | 0x20 is a lower-case letter only when it is that letter, in either case ('-' stays '-').
+    while (i < name.length && (bytes[from + i] | 0x20) === name.charCodeAt(i)) i++
+    if (i === name.length) return KEPT[name]
+  }
+  return undefined
+}
 
 /**
  * A parser for the boundary (busboy's own reading of it from the Content-Type). Reading as busboy: the body starts
@@ -103,13 +127,12 @@ const KEPT: Readonly<Record<string, keyof PartHeaders>> = { 'content-disposition
  * opens a header block, and anything else is bytes of no part up to the next delimiter; a delimiter inside a header
  * block does not end it. Nothing after the form is complete is read.
  */
-export function createPartParser (boundary: string, events: PartEvents, search: DelimiterSearch): PartParser {
-  const needle = new Uint8Array(boundary.length + 4)
-  needle.set([CR, LF, DASH, DASH])
-  for (let i = 0; i < boundary.length; i++) needle[i + 4] = boundary.charCodeAt(i) & 0xff
+export function createPartParser (boundary: string, events: PartEvents, tools: ParserTools): PartParser {
+  const needle = tools.bytesOf('\r\n--' + boundary)
   const size = needle.length
   const last = size - 1
-  const find = search(needle)
+  const find = tools.search(needle)
+  const latin1 = tools.latin1
   /** Where the next whole delimiter in `chunk` from `from` starts, or -1 (none fits in fewer bytes: a byte at a time, no search). */
   const findIn = (chunk: Uint8Array, from: number): number => chunk.length - from >= size ? find(chunk, from) : -1
   // The needle's bytes that ended the input so far: a delimiter may start there. busboy's virtual line break first.
@@ -143,20 +166,31 @@ export function createPartParser (boundary: string, events: PartEvents, search: 
     let from = at
     while (at < end) {
       // compat(busboy): each look at a byte counts, and busboy looks twice at a value's first byte, at the first
-      // byte of a header line after the first and at a folded line's space.
+      // byte of a header line after the first and at a folded line's space. A name's and a value's bytes are looked
+      // at in one run, as far as the count allows.
+      if (state === NAME || state === VALUE) {
+        const stop = end - at > MAX_HEADER_BYTES - counted ? at + MAX_HEADER_BYTES - counted : end
+        const start = at
+        if (state === NAME) while (at < stop && TOKEN[bytes[at]] === 1) at++
+        else while (at < stop && isValueByte(bytes[at])) at++
+        counted += at - start
+        if (at === end) break
+      }
       if (counted++ === MAX_HEADER_BYTES) return -1
       const code = bytes[at]
       switch (state) {
         case NAME:
-          if (TOKEN[code] === 1) at++
-          else {
-            if (code !== COLON) return -1
-            name += latin1Of(bytes, from, at)
-            if (name === '') return -1
+          if (code !== COLON) return -1
+          if (name === '') {
+            // A name within this piece (nearly always): compared as bytes, no text made of it.
+            if (at === from) return -1
+            kept = keptNameAt(bytes, from, at)
+          } else {
+            name += latin1(bytes, from, at)
             kept = KEPT[name.toLowerCase()]
-            at++
-            state = SPACES
           }
+          at++
+          state = SPACES
           break
         case SPACES:
           if (code === SP || code === HT) at++
@@ -166,13 +200,10 @@ export function createPartParser (boundary: string, events: PartEvents, search: 
           }
           break
         case VALUE:
-          if (isValueByte(code)) at++
-          else {
-            if (code !== CR) return -1
-            if (kept !== undefined) value += latin1Of(bytes, from, at)
-            at++
-            state = AFTER_CR
-          }
+          if (code !== CR) return -1
+          if (kept !== undefined) value += latin1(bytes, from, at)
+          at++
+          state = AFTER_CR
           break
         case AFTER_CR:
         case AFTER_CRLFCR:
@@ -207,8 +238,8 @@ export function createPartParser (boundary: string, events: PartEvents, search: 
           }
       }
     }
-    if (state === NAME) name += latin1Of(bytes, from, end)
-    else if (state === VALUE && kept !== undefined) value += latin1Of(bytes, from, end)
+    if (state === NAME) name += latin1(bytes, from, end)
+    else if (state === VALUE && kept !== undefined) value += latin1(bytes, from, end)
     return end
   }
 
@@ -254,13 +285,14 @@ export function createPartParser (boundary: string, events: PartEvents, search: 
   }
 
   return {
-    get complete () { return complete },
     ignoreHeaders () { readsHeaders = false },
     end () {
-      if (stopped || held === 0) return
-      const carried = held
-      held = 0
-      feed(needle, 0, carried)
+      if (!stopped && held > 0) {
+        const carried = held
+        held = 0
+        feed(needle, 0, carried)
+      }
+      return complete
     },
     write (chunk) {
       if (stopped) return

@@ -1,38 +1,21 @@
-// What a part reader reports a form's parts to (one collector per request, made by the policy), and busboy's
-// configuration, which every reader follows.
+// What the Node builds' multipart stage reports a form's parts to: one collector per request, made by the policy.
 import type { Readable } from 'stream'
-import type busboy from 'busboy'
+import type { CountLimit, FieldPartInfo, FilePartInfo } from './form-reading'
 
-/** What busboy says of a field part. */
-export interface FieldPartInfo {
-  readonly nameTruncated: boolean
-  readonly valueTruncated: boolean
-}
-
-/** What busboy says of a file part. */
-export interface FilePartInfo {
-  readonly filename: string | undefined
-  readonly encoding: string
-  readonly mimeType: string
-}
+export type { CountLimit, FieldPartInfo, FilePartInfo } from './form-reading'
 
 /** What busboy says of a field read whole, and of one cut at its size limit. */
 export const WHOLE_FIELD: FieldPartInfo = { nameTruncated: false, valueTruncated: false }
 export const TRUNCATED_FIELD: FieldPartInfo = { nameTruncated: false, valueTruncated: true }
 
-/** A count busboy stops at: the part after the last one allowed is reported once. */
-export type CountLimit = 'parts' | 'files' | 'fields'
-
-/** What a part reader reports parts to: one per request, made by the policy. */
+/** What the multipart stage reports parts to: one per request, made by the policy. */
 export interface PartCollector {
   /**
    * A field: its value decoded with the charset its part declares (undefined when busboy cannot decode it), or,
-   * under the part reader's UNDECLARED_AS_BYTES, the bytes of a value whose part declares none, as latin1 text (`asBytes`).
+   * under UNDECLARED_AS_BYTES, the bytes of a value whose part declares none, as latin1 text (`asBytes`).
    */
   field (name: string | undefined, value: string | undefined, info: FieldPartInfo, asBytes: boolean): void
   file (name: string | undefined, stream: Readable, info: FilePartInfo): void
-  /** A whole file already in memory (the fast path): stored as a file stream's bytes would be. */
-  fileBytes (name: string, bytes: Buffer, filename: string | undefined, mimeType: string): void
   countLimit (limit: CountLimit): void
   /**
    * A part whose `filename*` cannot be read and which has no plain `filename` to fall back on (RFC 6266 §4.3):
@@ -58,6 +41,3 @@ export interface PartCollector {
   /** Stops: no outcome is reported any more; removes every stored file, then calls back. */
   abort (callback: (own?: Error) => void): void
 }
-
-/** busboy's configuration, less the headers (busboy is given only the Content-Type); `defCharset` may be UNDECLARED_AS_BYTES. */
-export type ParserConfig = Omit<busboy.BusboyConfig, 'headers'>

@@ -1,6 +1,7 @@
 // multipart()'s own options, validated once: the limits every part is counted against and where files go.
 import bytes from 'bytes'
 import type { AnyOptions } from '../options'
+import { UNDECLARED_AS_BYTES, type ReadingConfig } from './form-reading'
 
 /** Where accepted files are kept. */
 export interface FileSettings {
@@ -109,5 +110,21 @@ function isDecodable (charset: string): boolean {
     return true
   } catch {
     return false
+  }
+}
+
+/** busboy's configuration for multipart()'s settings. */
+export function createParserConfig (settings: MultipartSettings): ReadingConfig {
+  return {
+    // Values whose part declares no charset are decoded once the form's `_charset_` is known (fields.ts).
+    defCharset: UNDECLARED_AS_BYTES,
+    // Browsers send names and file names as raw UTF-8.
+    defParamCharset: 'utf8',
+    limits: {
+      // busboy reports a limit when it is reached, not passed: one more byte or part means "over".
+      fieldSize: settings.fieldSizeLimit + 1,
+      fileSize: settings.files === null ? Infinity : settings.files.fileSizeLimit + 1,
+      parts: settings.partLimit + 1
+    }
   }
 }

@@ -32,7 +32,8 @@ export function storeInMemory (stream: Readable, info: FileInfo, done: StoreCall
     size += chunk.length
   })
   stream.on('end', () => {
-    done(null, { ...info, size, buffer: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) })
+    // Written out, not spread: an object spread costs microseconds per file here (V8 11, Node 20).
+    done(null, { fieldName: info.fieldName, originalName: info.originalName, mimeType: info.mimeType, encoding: info.encoding, size, buffer: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) })
     chunks = []
   })
   return {
@@ -99,7 +100,7 @@ export function storeOnDiskAt (filePath: string, opening: FileOpening, stream: R
   writer.on('finish', () => {
     // 'close' follows: the descriptor is released before the file is handed on.
     writer.once('close', () => {
-      if (!removing) done(null, { ...info, size: writer.bytesWritten, fileName: path.basename(filePath), path: filePath })
+      if (!removing) done(null, { fieldName: info.fieldName, originalName: info.originalName, mimeType: info.mimeType, encoding: info.encoding, size: writer.bytesWritten, fileName: path.basename(filePath), path: filePath })
     })
   })
   stream.pipe(writer)

@@ -1,5 +1,5 @@
 // The json parser: JSON.parse with body-parser's strict mode and its exact SyntaxError messages, and an opt-in prototype-poisoning guard.
-import { loadSecureJsonParse } from '../dependencies'
+import { loadSecureJsonParse } from '../packages/secure-json-parse'
 import type { AnyOptions, PoisoningAction } from '../options'
 import type { ParserDefinition } from './definition'
 

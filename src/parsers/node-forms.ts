@@ -1,6 +1,6 @@
 // The Node builds' urlencoded parser: qs (its linear port for long forms) and bodykit/legacy's Node querystring read a form's text; loaded with the first urlencoded parser.
 import querystring from 'querystring'
-import { loadQs } from '../dependencies'
+import { loadQs } from '../packages/qs'
 import { parseFormLinear, type FormOptions } from './form'
 import { createUrlencodedDefinition, type FormParsers } from './urlencoded'
 

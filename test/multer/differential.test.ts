@@ -11,7 +11,6 @@ import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import realMulter from 'multer'
 import bodykitMulter from '../../src/multer'
-import { readCanonicalForm, readsLikeBusboy } from '../../src/multipart/canonical-form'
 import { multipartInput, readWithBusboy, toBody, toPieces, UNREADABLE_MARKER, type MultipartInput } from '../multipart/model'
 
 const RUNS = Number(process.env.MULTER_FUZZ_RUNS ?? 3000)
@@ -234,16 +233,6 @@ function withoutRemovalOfFileEndedAtLimit (actual: Outcome, expected: Outcome, i
   return null
 }
 
-/** Whether bodykit reads this request on the fast path (a small canonical form with a length) rather than with busboy. */
-function isFastPathForm (input: MultipartInput, scenario: Scenario, body: Buffer): boolean {
-  const form = readsLikeBusboy('multipart/form-data; boundary=' + input.boundary, {
-    defCharset: undefined,
-    defParamCharset: scenario.defParamCharset ?? 'latin1',
-    preservePath: scenario.preservePath
-  })
-  return !input.chunked && body.length > 0 && body.length <= 64 * 1024 && form !== null && readCanonicalForm(body, form.boundary, form.names) !== null
-}
-
 /** The outcome of one library for one input and scenario. */
 async function runOne (library: Multer, server: http.Server, cases: Map<string, Case>, input: MultipartInput, scenario: Scenario, body: Buffer): Promise<Outcome> {
   const id = String(nextId++)
@@ -278,14 +267,12 @@ describe('bodykit/multer against multer 2.x: generated forms, every API, storage
   it(`gives multer's answer (${RUNS} generated requests)`, async () => {
     let accepted = 0
     const refusals = new Map<string, number>()
-    let fastPath = 0
     let removedAfterEndAtLimit = 0
     let unreadableKept = 0
     let unreadableRefused = 0
     let byteOrder = 0
     await fc.assert(fc.asyncProperty(inputArb, scenarioArb, async (input, scenario) => {
       const body = toBody(input)
-      if (isFastPathForm(input, scenario, body)) fastPath++
       // multer is asked about the oracle's body: the documented RFC 6266 difference (an unreadable filename*) applied.
       const oracleBody = toBody(input, true)
       const expected = await runOne(realMulter, realServer, realCases, input, scenario, oracleBody)
@@ -340,8 +327,7 @@ describe('bodykit/multer against multer 2.x: generated forms, every API, storage
     // The generator must reach both outcomes often, or the comparison proves little.
     assert.ok(accepted > RUNS / 5, `only ${accepted} of ${RUNS} requests accepted`)
     assert.ok(accepted < RUNS, "no request refused")
-    console.log(`multer differential: ${accepted} of ${RUNS} accepted, ${fastPath} read whole on the fast path; refused: ${JSON.stringify(Object.fromEntries(refusals))}; ${removedAfterEndAtLimit} with the documented removal of a file ended at its limit; ${byteOrder} answered in byte order where multer's async fileFilter lost to a later error; unreadable filename*: ${unreadableKept} compared under the plain filename, ${unreadableRefused} refused`)
+    console.log(`multer differential: ${accepted} of ${RUNS} accepted; refused: ${JSON.stringify(Object.fromEntries(refusals))}; ${removedAfterEndAtLimit} with the documented removal of a file ended at its limit; ${byteOrder} answered in byte order where multer's async fileFilter lost to a later error; unreadable filename*: ${unreadableKept} compared under the plain filename, ${unreadableRefused} refused`)
     // The fast path (a small canonical form with a length) is a second way to the same answer: it must be drawn often.
-    assert.ok(fastPath > RUNS / 20, `only ${fastPath} of ${RUNS} requests on the fast path`)
   })
 })

@@ -14,6 +14,7 @@ import express4 from 'express-4'
 import realMulter from 'multer'
 import bodykitMulter from '../../src/multer'
 import { createMulterPolicy, type MulterSetup } from '../../src/multer/policy'
+import { GuardedStream } from '../../src/multipart/guarded-stream'
 import { runMiddleware, splitAt } from '../fuzz/targets/harness'
 import { MiB, startServer } from '../hostile/helpers'
 
@@ -396,9 +397,10 @@ describe('bodykit/multer: an async fileFilter\'s verdict comes before a later er
       },
       _removeFile (_req: unknown, _file: unknown, callback: (err: Error | null) => void) { callback(null) }
     }
-    // The form's end is missing: read whole, busboy reports it while the filter is pending.
+    // The form's end is missing: the body has ended, and its error is known, while the filter is pending.
     const body = Buffer.from(fileHead('f', 'a.txt') + 'data\r\n')
-    const run = await runMiddleware(bodykitMulter({ storage: storage as never, fileFilter: refuseE(true) as never }).any() as never,
+    const acceptLater = (_req: unknown, _file: unknown, callback: (err: Error | null, accept?: boolean) => void): void => { setTimeout(() => { callback(null, true) }, 30) }
+    const run = await runMiddleware(bodykitMulter({ storage: storage as never, fileFilter: acceptLater as never }).any() as never,
       { headers: { 'content-type': FORM_TYPE, 'content-length': String(body.length) }, chunks: [body] }, 'bodykit/multer')
     assert.equal((run.err as Error | undefined)?.message, 'Unexpected end of form')
     assert.deepEqual(stored, [])
@@ -423,7 +425,10 @@ describe('bodykit/multer: an async fileFilter\'s verdict comes before a later er
       const calls: string[] = []
       collector.whenJudged(() => { calls.push('before any file') })
       assert.deepEqual([...calls], [], 'not synchronously')
-      collector.fileBytes('f', Buffer.from('data'), 'a.txt', 'text/plain')
+      const file = new GuardedStream({ read () {} })
+      collector.file('f', file, { filename: 'a.txt', encoding: '7bit', mimeType: 'text/plain' })
+      file.push(Buffer.from('data'))
+      file.push(null)
       collector.whenJudged(() => { calls.push('judged') })
       setImmediate(() => {
         assert.deepEqual([...calls], ['before any file'], 'not while the filter is pending')

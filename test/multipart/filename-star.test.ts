@@ -9,10 +9,11 @@ import realMulter from 'multer'
 import bodykit from '../../src/index'
 import legacy from '../../src/legacy'
 import multer from '../../src/multer'
-import { readFileNameFallback } from '../../src/multipart/filename-fallback'
+import { paramDecoderFor, readDisposition } from '../../src/multipart/part-headers'
 import { field, form, listUploads, openFds, part, settleFds, startMultipartServer, uploadDir, type Middleware, type Next } from './helpers'
+import { readFileNameFallback } from './oracle/filename-fallback'
 
-/** busboy's own Content-Disposition parser, the reference for the fallback's reading. */
+/** busboy's own Content-Disposition parser, with the fallback bodykit added to it before its own reader: the reference. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { getDecoder, parseDisposition } = require('busboy/lib/utils.js') as {
   getDecoder: (charset: string) => (value: string, hint: number) => string | undefined
@@ -133,7 +134,8 @@ for (const setup of SETUPS) {
         }
         assert.deepEqual(listUploads(directory), [])
       }
-      assert.equal(await settleFds(baseline), baseline)
+      // At most the baseline: a descriptor of the test runner itself (tsx writing its cache) may have been open then.
+      assert.ok(await settleFds(baseline) <= baseline)
     })
 
     it('a part without a name is refused as any part without one', async (t) => {
@@ -189,39 +191,50 @@ describe('multer 2.x itself (the difference docs/multer.md lists)', () => {
   })
 })
 
-describe('readFileNameFallback against busboy\'s parseDisposition', () => {
-  const decode = getDecoder('utf8')
+describe('readDisposition against busboy\'s parseDisposition, with the fallback bodykit added to busboy before', () => {
   /** Content-Disposition headers built from the pieces busboy's grammar has, good and damaged. */
   const piece = fc.constantFrom(
     'name="doc"', 'name=doc', 'name="a;b"', 'name="a\\"b"', 'name="x', 'filename="safe.txt"', 'filename=""', 'filename=safe.txt',
     'filename*=' + BAD_STAR, "filename*=UTF-8''good.txt", "FILENAME*=utf-8'en'%41.txt", "filename*=UTF-8'a;b'c.txt", "filename*=no-such''x",
-    "filename*=no-such''", "filename*=UTF-8'x", 'filename*="x"', "filename*=UTF-8''a b", "name*=UTF-8''%E0", "name*=UTF-8''n", 'junk', '=x', 'a=', ' '
+    "filename*=no-such''", "filename*=UTF-8'x", 'filename*="x"', "filename*=UTF-8''a b", "name*=UTF-8''%E0", "name*=UTF-8''n", 'junk', '=x', 'a=',
+    ' ', 'filename="dir/sub\\\\f.txt"', 'filename=".."', 'name="\xc3\xa9"', 'filename="\xe2\x82\xac.txt"', 'name=""'
   )
-  const header = fc.tuple(fc.constantFrom('form-data', 'attachment', 'form-data '), fc.array(fc.tuple(piece, fc.constantFrom('; ', ';', ' ; ', ';\t')), { maxLength: 5 }))
+  const header = fc.tuple(fc.constantFrom('form-data', 'attachment', 'form-data ', 'FORM-DATA'), fc.array(fc.tuple(piece, fc.constantFrom('; ', ';', ' ; ', ';\t')), { maxLength: 5 }))
     .map(([type, params]) => type + params.map(([text, separator]) => separator + text).join(''))
 
-  it('changes nothing busboy reads, and only ever ignores unreadable filename* parameters', () => {
-    let fallbacks = 0
-    let unreadable = 0
-    fc.assert(fc.property(header, (text) => {
-      const busboys = parseDisposition(text, decode)
-      const verdict = readFileNameFallback(text, decode)
-      if (busboys !== undefined) {
-        assert.equal(verdict, null)
-        return
-      }
-      if (verdict === null) return
-      if (verdict.kind === 'unreadable') {
-        unreadable++
-        return
-      }
-      fallbacks++
-      const kept = parseDisposition(verdict.disposition, decode)
-      assert.ok(kept !== undefined && kept.type === 'form-data')
-      assert.ok(kept.params['filename*'] || kept.params.filename)
-      // Each unreadable `filename*=…` became a parameter busboy ignores; nothing else changed.
-      assert.ok(verdict.disposition.includes('bodykit-unreadable-filename=""'))
-    }), { numRuns: 20_000 })
-    assert.ok(fallbacks > 100 && unreadable > 100, `${fallbacks} fallbacks, ${unreadable} without a file name`)
-  })
+  /** busboy's base name (lib/utils.js). */
+  const baseName = (path: string): string => {
+    const name = path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1)
+    return name === '.' || name === '..' ? '' : name
+  }
+
+  // (Not a defParamCharset busboy cannot decode with: the fallback's own probe of a `filename*` then failed on its
+  // added `a=b`, and took a readable `filename*` for an unreadable one.)
+  for (const charset of ['utf8', 'latin1', 'utf16le', undefined]) {
+    it(`reads what busboy read, and refuses what the fallback refused (defParamCharset ${String(charset)})`, () => {
+      const decode = typeof charset === 'string' ? getDecoder(charset) : (value: string) => value
+      let fallbacks = 0
+      let unreadable = 0
+      fc.assert(fc.property(header, fc.boolean(), (text, preservePath) => {
+        let reading = parseDisposition(text, decode)
+        let expected: ReturnType<typeof readDisposition>
+        const verdict = reading === undefined ? readFileNameFallback(text, decode) : null
+        if (verdict?.kind === 'fallback') {
+          fallbacks++
+          reading = parseDisposition(verdict.disposition, decode)
+        }
+        if (verdict?.kind === 'unreadable') {
+          unreadable++
+          expected = { name: verdict.name, fileName: undefined, unreadable: true }
+        } else if (reading === undefined || reading.type !== 'form-data') {
+          expected = null
+        } else {
+          const fileName = reading.params['filename*'] || reading.params.filename || undefined
+          expected = { name: reading.params.name || undefined, fileName: fileName === undefined || preservePath ? fileName : baseName(fileName), unreadable: false }
+        }
+        assert.deepEqual(readDisposition(text, { decodeParam: paramDecoderFor(charset), preservePath }), expected, text)
+      }), { numRuns: 5000 })
+      if (charset === 'utf8') assert.ok(fallbacks > 20 && unreadable > 20, `${fallbacks} fallbacks, ${unreadable} without a file name`)
+    })
+  }
 })

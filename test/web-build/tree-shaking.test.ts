@@ -1,5 +1,5 @@
-// A bundle of src/ keeps only the dependencies its imports use (issue 44's first step): the loaders of
-// src/dependencies.ts are pure, so importing one does not bring every package the others name.
+// A bundle of src/ keeps only the dependencies its imports use: the loaders of src/dependencies.ts are pure, so
+// importing one does not bring every package the others name, and the heaviest have a module each (src/packages/).
 import assert from 'node:assert/strict'
 import path from 'node:path'
 import { describe, it } from 'node:test'
@@ -34,7 +34,7 @@ async function packagesIn (contents: string): Promise<string[]> {
 describe('src/dependencies.ts in a bundle', () => {
   it('one loader imported: only its package is bundled', async () => {
     assert.deepEqual(await packagesIn("import { loadContentType } from './src/dependencies'; console.log(loadContentType())"), ['content-type'])
-    assert.deepEqual(await packagesIn("import { loadSecureJsonParse } from './src/dependencies'; console.log(loadSecureJsonParse())"), ['secure-json-parse'])
+    assert.deepEqual(await packagesIn("import { loadSecureJsonParse } from './src/packages/secure-json-parse'; console.log(loadSecureJsonParse())"), ['secure-json-parse'])
   })
 
   it('createLog alone bundles debug and no loader\'s package', async () => {

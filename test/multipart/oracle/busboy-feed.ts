@@ -1,9 +1,9 @@
-// Feeds a body to busboy so that its reading always ends: a throw while it reads is reported, not left uncaught, and
+// The reader bodykit had before its own (test oracle): feeds a body to busboy so that its reading always ends: a throw while it reads is reported, not left uncaught, and
 // a form it would wait on forever is reported cut short; and makes busboy read a form the same however its body is
 // split (nothing after the closing delimiter, every delimiter before it).
 import type { Readable } from 'stream'
 import type busboy from 'busboy'
-import type { StageInput } from '../stage-input'
+import type { StageInput } from '../../../src/stage-input'
 
 /** What the feed tells the part reader. */
 export interface FeedEvents {

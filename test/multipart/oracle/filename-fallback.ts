@@ -1,7 +1,18 @@
-// RFC 6266 §4.3 for the part reader: a `filename*` that busboy cannot read gives way to the plain `filename`, where
-// busboy alone skips the whole part (and its file) without a word.
+// The reader bodykit had before its own (test oracle): RFC 6266 §4.3 on busboy, a `filename*` that busboy cannot read
+// giving way to the plain `filename`, where busboy alone skips the whole part (and its file) without a word.
+import { createRequire } from 'node:module'
 import type busboy from 'busboy'
-import { loadBusboyUtils, type ParamDecoder } from '../dependencies'
+
+/** A parameter value's decoder, as busboy makes it: the text, or undefined when it cannot be decoded. */
+type ParamDecoder = (value: string, hint: number) => string | undefined
+
+/** The functions of busboy's lib/utils.js the oracle calls (busboy 1.x exports them; it ships no types for them). */
+interface BusboyUtils {
+  getDecoder: (charset: string) => ParamDecoder
+  parseDisposition: (header: string, decodeParam: ParamDecoder) => { type: string, params: Record<string, string | undefined> } | undefined
+}
+const busboyUtils = createRequire(__filename)('busboy/lib/utils.js') as BusboyUtils
+const loadBusboyUtils = (): BusboyUtils => busboyUtils
 
 /** What is left of a Content-Disposition once its unreadable `filename*` parameters are ignored. */
 export type FileNameFallback =

@@ -1,0 +1,11 @@
+// type-is, loaded on first use: only for `type` options given as extension names (`'json'`, `'png'`), which need the MIME database.
+/* eslint-disable @typescript-eslint/no-require-imports */
+import type TypeIsModule from 'type-is'
+import { onFirstUse } from '../dependencies'
+
+export const loadTypeIs = /* @__PURE__ */ onFirstUse((): typeof TypeIsModule => require('type-is') as typeof TypeIsModule)
+
+/** The media type of an extension name, as type-is's `normalize` gives it (the MIME database loads on the first call). */
+export function typeOfExtension (name: string): string | false {
+  return loadTypeIs().normalize(name)
+}

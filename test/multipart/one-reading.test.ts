@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { PassThrough, type Readable } from 'node:stream'
+import { PassThrough, Readable } from 'node:stream'
 import { after, describe, it } from 'node:test'
 import busboy from 'busboy'
 import fc from 'fast-check'
@@ -97,6 +97,30 @@ describe('a form busboy alone never finished', () => {
     })
   }
 
+})
+
+describe('an empty body, however it arrives', () => {
+  /** A chunked request-like stream whose body is the given chunks (none, or one empty chunk). */
+  const chunkedOf = (chunks: Buffer[]): Readable & { headers: Record<string, string>, method: string } =>
+    Object.assign(Readable.from(chunks), { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=X', 'transfer-encoding': 'chunked' } })
+  const outcomeOf = (middleware: (req: never, res: never, next: (err?: unknown) => void) => void, chunks: Buffer[]): Promise<unknown> => new Promise((resolve) => {
+    const req = chunkedOf(chunks)
+    middleware(req as never, {} as never, (err?: unknown) => {
+      resolve(err === undefined ? { body: JSON.parse(JSON.stringify((req as { body?: unknown }).body ?? null)) } : { message: (err as Error).message })
+    })
+  })
+
+  it('multipart(): an empty form whether no chunk or an empty one arrives (found by fuzzing: an empty chunk was a form cut short)', async () => {
+    for (const chunks of [[], [Buffer.alloc(0)], [Buffer.alloc(0), Buffer.alloc(0)]]) {
+      assert.deepEqual(await outcomeOf(bodykit.multipart() as never, chunks), { body: {} }, `${chunks.length} empty chunks`)
+    }
+  })
+
+  it('bodykit/multer: multer\'s "Unexpected end of form" whether no chunk or an empty one arrives', async () => {
+    for (const chunks of [[], [Buffer.alloc(0)]]) {
+      assert.deepEqual(await outcomeOf(multer().any() as never, chunks), { message: 'Unexpected end of form' }, `${chunks.length} empty chunks`)
+    }
+  })
 })
 
 describe('parts after the closing delimiter', () => {

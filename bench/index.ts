@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
+import { chunking } from './chunking'
 import { clients } from './clients'
 import { endToEnd } from './end-to-end'
 import { footprint } from './footprint'
@@ -33,6 +34,7 @@ const sections: Record<string, Section> = {
   clients,
   http2: http2Section,
   multipart: multipartSection,
+  chunking,
   web,
   koa,
   footprint

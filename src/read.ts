@@ -96,29 +96,33 @@ export interface ReadSettings {
 const WHOLE_READ: ReadLifetime = Object.freeze({ onGone: null })
 
 /**
- * One request's read, made once the checks that need no body are passed, and handed from step to step: its settings,
- * request, response and continuation (called once), its source and lifetime, and what the headers said.
+ * One request's read, made when the middleware is called and handed from step to step: its settings, request,
+ * response and continuation (called once), its source, and what the checks found (its lifetime, Content-Encoding
+ * and charset, set once by readBody).
  */
 export class BodyRead {
   private stream: Readable | null = null
-  /** Settles the read: called once, after what watches it is released (settleOnce, set by readBody). */
-  next!: NextFunction
+  readonly source: RequestSource
+  /** The read's lifetime: one that never waits on user code for a body read whole, else the stage's. */
+  lifetime: ReadLifetime = WHOLE_READ
+  /** The Content-Encoding, lower case (`identity` when none). */
+  contentEncoding = 'identity'
+  /** The charset the body is decoded with; null when it stays a Buffer. */
+  charset: string | null = null
 
   constructor (
     readonly settings: ReadSettings,
     readonly req: BodyRequest,
     readonly res: ServerResponse,
-    readonly source: RequestSource,
-    readonly lifetime: ReadLifetime,
-    /** The Content-Encoding, lower case (`identity` when none). */
-    readonly contentEncoding: string,
-    /** The charset the body is decoded with; null when it stays a Buffer. */
-    readonly charset: string | null
-  ) {}
+    /** Settles the read; once the read is watched, called once, after what watches it is released (settleOnce). */
+    public next: NextFunction
+  ) {
+    this.source = sourceOf(req)
+  }
 
   /**
-   * The stream the body is read from: the request itself, unless it is an event-only fake (node-mocks-http's). Made
-   * when first needed: a Request read whole never needs its stream (making one is a tenth of a small body's time).
+   * The stream the body is read from: the request itself, unless it is an event-only fake (node-mocks-http's), whose
+   * stream is made once, when first needed.
    */
   body (): Readable {
     return (this.stream ??= this.source.bodyStream(this.req))
@@ -128,30 +132,30 @@ export class BodyRead {
 /** Reads, verifies and parses one request's body, hands it on (`variant.deliverBody`), and calls `next` exactly once. */
 export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction): void {
   const { variant, debug } = settings
+  const read = new BodyRead(settings, req, res, next)
   if (variant.isAlreadyRead(req)) {
     if (debug.enabled) debug('body already parsed')
-    passBody(settings, req, res, next, false)
+    passBody(read, false)
     return
   }
   variant.prepareBody(req)
-  const source = sourceOf(req)
+  const { source } = read
   if (!source.hasBody(req, settings.readHttp2WithoutLength)) {
     if (debug.enabled) debug('skip empty body')
-    passBody(settings, req, res, next, false)
+    passBody(read, false)
     return
   }
   // Read once (cached per header text) for both the type match and the charset.
   const contentType = variant.readContentType(headerOf(req, 'content-type'))
   if (!settings.shouldParse(req, contentType)) {
     if (debug.enabled) debug('skip parsing')
-    passBody(settings, req, res, next, true)
+    passBody(read, true)
     return
   }
-  let charset: string | null = null
   if (settings.acceptsCharset !== null) {
-    charset = contentType.charset || settings.defaultCharset
+    const charset = read.charset = contentType.charset || settings.defaultCharset
     if (!settings.acceptsCharset(charset)) {
-      refuse(settings.discard, req, source.bodyStream(req), res, next, errors.unsupportedCharset(charset))
+      refuse(read, errors.unsupportedCharset(charset))
       return
     }
   }
@@ -159,20 +163,20 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
   // From here the read has one owner: it ends once, also when the connection closes under it after a response was
   // sent first, and what watches it is released then.
   // Only a streaming stage waits on user code, and so sets `onGone`: a read whole shares one lifetime that never does.
-  const lifetime: ReadLifetime = settings.stage === null ? WHOLE_READ : { onGone: null }
-  const contentEncoding = (headerOf(req, 'content-encoding') || 'identity').toLowerCase()
-  const read = new BodyRead(settings, req, res, source, lifetime, contentEncoding, charset)
-  const settle = read.next = settleOnce(next, source.watchRead(req, read.body(), lifetime), debug)
+  if (settings.stage !== null) read.lifetime = { onGone: null }
+  const contentEncoding = read.contentEncoding = (headerOf(req, 'content-encoding') || 'identity').toLowerCase()
+  read.next = settleOnce(next, source.watchRead(req, read.body(), read.lifetime), debug)
 
+  const { charset } = read
   const refusal = refuseMalformedLength(source, req) ?? refuseBeforeReading(settings, settings.variant, contentEncoding, charset) ?? settings.stage?.check(req) ?? null
   if (refusal !== null) {
-    refuse(settings.discard, req, read.body(), res, settle, refusal as HttpError)
+    refuse(read, refusal as HttpError)
     return
   }
   // A Request's body that another reader holds is theirs, as one already read; known once its reader is asked for.
   if (!source.claimBody(req)) {
     if (debug.enabled) debug('body already parsed')
-    passBody(settings, req, res, settle, false)
+    passBody(read, false)
     return
   }
   if (charset !== null && !variant.knowsCharset(charset)) {
@@ -202,12 +206,12 @@ function settleOnce (next: NextFunction, release: (() => void) | null, debug: Lo
 }
 
 /** Answers with an error known before reading: the body is left untouched for `next`, then discarded within bounds. */
-function refuse (budget: DiscardBudget, req: BodyRequest, body: Readable, res: ServerResponse, next: NextFunction, err: HttpError): void {
+function refuse (read: BodyRead, err: HttpError): void {
   // compat(v1, v2): body-parser leaves the stream as it was when it reports these, so next() sees it so.
-  next(err)
+  read.next(err)
   // Security (issue 5): without this, Node reads the whole body off once the response is sent. Still in
   // time: the response's 'finish', where Node would start that, is emitted asynchronously.
-  sourceOf(req).discardRest(req, body, res, budget)
+  read.source.discardRest(read.req, read.body(), read.res, read.settings.discard)
 }
 
 /** Reports a failed read (raw-body's errors, zlib's, the stream's: described by errors.readFailed), the rest of the body discarded within bounds. */
@@ -268,7 +272,8 @@ export function deliverBody (read: BodyRead, value: unknown): void {
  * Nothing to parse: `req.body` is left as it is, and checked as it is when there is a schema. `unread`: the
  * request has a body no parser read (another Content-Type).
  */
-function passBody (settings: ReadSettings, req: BodyRequest, res: ServerResponse, next: NextFunction, unread: boolean): void {
+function passBody (read: BodyRead, unread: boolean): void {
+  const { settings, req, next } = read
   if (settings.schema === null) {
     next()
     return
@@ -280,6 +285,6 @@ function passBody (settings: ReadSettings, req: BodyRequest, res: ServerResponse
   }
   // An unread body refused by the schema is an error known before reading: answered, then read off within bounds.
   validateBody(settings.schema, body, function afterCheck (err?: unknown) {
-    refuse(settings.discard, req, sourceOf(req).bodyStream(req), res, next, err as HttpError)
+    refuse(read, err as HttpError)
   }, function onPassed (value) { settings.variant.deliverBody(req, next, value) })
 }

@@ -7,7 +7,7 @@ import type { StageResult } from '../read'
 import type { ReadingConfig } from '../multipart/form-reading'
 import type { FieldPartInfo, FilePartInfo, PartCollector } from '../multipart/part-collector'
 import { GuardedStream } from '../multipart/guarded-stream'
-import { readMediaType } from '../multipart/part-headers'
+import { readBoundaryType } from '../multipart/part-headers'
 import type { FormPolicy } from '../multipart/part-reader'
 import type { BodyRequest } from '../variants'
 import { appendField, decodeFormName, exceedsArrayIndex, exceedsNesting } from './field-names'
@@ -70,7 +70,7 @@ export function validateLimits (limits: MulterLimits): void {
  */
 export function refusalOfBusboy (header: unknown): Error | null {
   if (typeof header !== 'string') return new Error('Missing Content-Type')
-  const contentType = readMediaType(header, 'boundary')
+  const contentType = readBoundaryType(header)
   if (contentType === null) return new Error('Malformed content type')
   if (contentType.mediaType === 'multipart/form-data') {
     return contentType.parameter !== undefined ? null : new Error('Multipart: Boundary not found')

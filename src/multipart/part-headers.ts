@@ -28,8 +28,21 @@ export function readFormBoundary (header: string): string | null {
     return null
   }
   if (typeof boundary !== 'string' || boundary.length < 1 || boundary.length > MAX_BOUNDARY_LENGTH) return null
-  const type = readMediaType(header, 'boundary')
+  const type = readBoundaryType(header)
   return type !== null && type.mediaType === 'multipart/form-data' && type.parameter !== undefined ? type.parameter : null
+}
+
+/** The last Content-Type read for its boundary, and what busboy's reading found: a request's check and its read ask alike. */
+let lastHeader: string | undefined
+let lastType: MediaType | null = null
+
+/** busboy's reading of a Content-Type and its `boundary` (the policies' checks, then the stage, ask it of one header). */
+export function readBoundaryType (header: string): MediaType | null {
+  if (header !== lastHeader) {
+    lastType = readMediaType(header, 'boundary')
+    lastHeader = header
+  }
+  return lastType
 }
 
 const SEMICOLON = 0x3b
@@ -181,11 +194,12 @@ function readParameters (text: string, at: number, decodeParam: ParamDecoder | n
     const nameStart = at
     at = skipToken(text, at)
     if (at === text.length || text.charCodeAt(at) !== EQUALS) return null
-    const name = text.slice(nameStart, at++).toLowerCase()
-    if (decodeParam !== null && name.charCodeAt(name.length - 1) === STAR) {
+    const nameEnd = at++
+    if (decodeParam !== null && text.charCodeAt(nameEnd - 1) === STAR) {
+      const isFileName = isNamed(text, nameStart, nameEnd, 'filename*')
       const end = readExtendedValue(text, at)
       const after = end === -1 ? -1 : skipSpaces(text, end)
-      if (name === 'filename*' && (after === -1 || (after < text.length && text.charCodeAt(after) !== SEMICOLON))) {
+      if (isFileName && (after === -1 || (after < text.length && text.charCodeAt(after) !== SEMICOLON))) {
         // As busboy's reading of the header would fail there: up to the next `;` (an extended value holds none).
         params.unreadableFileName = true
         const next = text.indexOf(';', at)
@@ -194,20 +208,30 @@ function readParameters (text: string, at: number, decodeParam: ParamDecoder | n
       }
       if (end === -1) return null
       at = end
-      if (name === 'filename*') params.filenameStar ??= valueRead
+      if (isFileName) params.filenameStar ??= valueRead
       continue
     }
     at = at === text.length ? -1 : readValue(text, at)
     if (at === -1) return null
     if (decodeParam === null) {
-      if (name === wanted) params.wanted ??= valueRead
+      if (isNamed(text, nameStart, nameEnd, wanted)) params.wanted ??= valueRead
       continue
     }
     const decoded = decodeParam(valueRead)
     if (decoded === undefined) return null
-    if (name === 'name') params.name ??= decoded
-    else if (name === 'filename') params.filename ??= decoded
+    if (isNamed(text, nameStart, nameEnd, 'name')) params.name ??= decoded
+    else if (isNamed(text, nameStart, nameEnd, 'filename')) params.filename ??= decoded
   }
+}
+
+/**
+ * Whether the parameter name `text[start..end)` (token characters) is `lower`, in any case: compared in place, no
+ * text made of it. A token character | 0x20 is a lower-case letter only when it is that letter ('-', '*' stay).
+ */
+function isNamed (text: string, start: number, end: number, lower: string): boolean {
+  if (end - start !== lower.length) return false
+  for (let i = 0; i < lower.length; i++) if ((text.charCodeAt(start + i) | 0x20) !== lower.charCodeAt(i)) return false
+  return true
 }
 
 /** busboy's base name: the part after the last `/` or `\`, and no `.` or `..`. */
@@ -233,21 +257,11 @@ export interface Disposition {
   readonly unreadable: boolean
 }
 
-/** Whether the disposition's type (its first `end` characters, token characters) is `form-data`, in any case. */
-function isFormData (text: string, end: number): boolean {
-  if (end !== 9) return false
-  // A token character | 0x20 is a lower-case letter only when it is that letter, in either case ('-' stays '-').
-  for (let i = 0; i < 9; i++) if ((text.charCodeAt(i) | 0x20) !== FORM_DATA.charCodeAt(i)) return false
-  return true
-}
-
-const FORM_DATA = 'form-data'
-
 export function readDisposition (text: string | undefined, rules: NameRules): Disposition | null {
   if (text === undefined || text === '') return null
   const typeEnd = skipToken(text, 0)
   const params = readParameters(text, typeEnd, rules.decodeParam)
-  if (params === null || !isFormData(text, typeEnd)) return null
+  if (params === null || !isNamed(text, 0, typeEnd, 'form-data')) return null
   const name = params.name || undefined
   const fileName = params.filenameStar || params.filename || undefined
   if (params.unreadableFileName === true && fileName === undefined) return { name, fileName, unreadable: true }

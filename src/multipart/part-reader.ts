@@ -10,7 +10,7 @@ import { startFormReading, type FileSink, type FormReading, type ReadingConfig }
 import { GuardedStream } from './guarded-stream'
 import { asBuffer, NODE_BYTES } from './node-bytes'
 import type { PartCollector } from './part-collector'
-import { readMediaType } from './part-headers'
+import { readBoundaryType } from './part-headers'
 
 /** What a form means: multipart()'s rules, or multer's. Fixed when the middleware is created. */
 export interface FormPolicy {
@@ -103,7 +103,7 @@ function readForm (input: StageInput, contentType: string, config: ReadingConfig
   })
 
   // busboy's own reading of the Content-Type: the policies' checks have made sure it has a boundary.
-  const boundary = readMediaType(contentType, 'boundary')?.parameter
+  const boundary = readBoundaryType(contentType)?.parameter
   const form: FormReading | null = boundary === undefined ? null : startFormReading(boundary, config, {
     field (name, value, info, asBytes) { collector.field(name, value, info, asBytes) },
     file (name, info) {

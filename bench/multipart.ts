@@ -108,7 +108,8 @@ function readInProcess (reader: 'bodykit' | 'busboy'): Promise<number> {
       }
       const config = { defParamCharset: 'utf8', limits: {} }
       const req = { headers: { 'content-type': TYPE } } as unknown as IncomingMessage
-      createMultipartStage({ check: () => null, begin: () => ({ config, collector }) }).start(source, req, undefined, () => {})
+      const { LimitedInput } = load(path.join(__dirname, '..', 'dist', 'stage-input.js')) as typeof import('../src/stage-input')
+      createMultipartStage({ check: () => null, begin: () => ({ config, collector }) }).start(new LimitedInput(source, Infinity, () => {}), req, undefined, () => {})
     }
     started = process.hrtime.bigint()
     source.push(filePreface)

@@ -12,16 +12,20 @@ import type { LimitedInput } from './stage-input'
  */
 export function writeTo (inflater: Transform, wireInput: LimitedInput, keepPieces: boolean): Buffer[] {
   const wirePieces: Buffer[] = []
-  wireInput.on('data', function toInflater (chunk: Buffer) {
+  let ended = false
+  const endInflater = (): void => {
+    if (ended) return
+    ended = true
+    afterInflating(inflater, () => { if (!inflater.destroyed) inflater.end() })
+  }
+  wireInput.read(function toInflater (chunk: Buffer) {
     if (inflater.destroyed) return
     if (keepPieces) wirePieces.push(chunk)
     if (!inflater.write(chunk)) wireInput.pause()
-  })
+  }, endInflater)
   inflater.on('drain', () => { wireInput.resume() })
-  const endInflater = (): void => { afterInflating(inflater, () => { if (!inflater.destroyed) inflater.end() }) }
   // A request whose stream was read before the parser ran ends zlib with nothing written, as `pipe` does.
   if (wireInput.readableEnded) process.nextTick(endInflater)
-  else wireInput.once('end', endInflater)
   return wirePieces
 }
 

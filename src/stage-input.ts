@@ -1,29 +1,23 @@
 // The body as a streaming stage reads it: cut at `limit`, so that the stage judges every byte up to it however the body was split.
-import { EventEmitter } from 'events'
 import type { Readable } from 'stream'
 
-/** A stream listener, typed as Node's own (any arguments), so that a Readable and a LimitedInput both fit. */
-type Listener = Parameters<Readable['on']>[1]
-
-/** What a stage reads a body stream through (its 'data' and 'end'): a Readable, or a LimitedInput over one. */
+/** What a stage reads a body through: one reader, told of each piece and of the end. */
 export interface StageInput {
-  on (event: string, listener: Listener): unknown
-  once (event: string, listener: Listener): unknown
-  removeListener (event: string, listener: Listener): unknown
-  pause (): unknown
-  resume (): unknown
-  readonly readableEnded: boolean
+  /** Hands the pieces to `onData` and the end to `onEnd` from now on (one reader). */
+  read (onData: (chunk: Buffer) => void, onEnd: () => void): void
+  pause (): void
+  resume (): void
 }
 
 /**
  * A stream cut at `limit` (issue 45: a body's answer is its first error in byte order, and going past
  * `limit` is an error at the first byte beyond it). Its pieces are passed on as they come while within the limit; of
- * the piece that crosses it only the bytes up to it are, after which nothing more is (no 'end' either), the source
+ * the piece that crosses it only the bytes up to it are, after which nothing more is (no end either), the source
  * is paused, and `onPastLimit` is called with the count. A stage reading this has been given every byte before the
  * limit, whether the body came whole, in pieces, or a byte at a time; the pipeline answers 413 once the stage has
- * judged them, unless it found an error in them first.
+ * judged them, unless it found an error in them first. It has one reader, called directly: no event emitter.
  */
-export class LimitedInput extends EventEmitter implements StageInput {
+export class LimitedInput implements StageInput {
   /** The bytes the source brought, the crossing piece's whole length included. */
   received = 0
   /** Whether the limit was passed. */
@@ -31,9 +25,10 @@ export class LimitedInput extends EventEmitter implements StageInput {
   private readonly source: Readable
   private readonly limit: number
   private readonly onPastLimit: (received: number) => void
+  private onData: (chunk: Buffer) => void = ignore
+  private onEnd: () => void = ignore
 
   constructor (source: Readable, limit: number, onPastLimit: (received: number) => void) {
-    super()
     this.source = source
     this.limit = limit
     this.onPastLimit = onPastLimit
@@ -45,14 +40,17 @@ export class LimitedInput extends EventEmitter implements StageInput {
     return !this.cut && this.source.readableEnded
   }
 
-  pause (): this {
-    this.source.pause()
-    return this
+  read (onData: (chunk: Buffer) => void, onEnd: () => void): void {
+    this.onData = onData
+    this.onEnd = onEnd
   }
 
-  resume (): this {
+  pause (): void {
+    this.source.pause()
+  }
+
+  resume (): void {
     if (!this.cut) this.source.resume()
-    return this
   }
 
   /** Passes on bytes that come from elsewhere than the source (what zlib inflated before an error lost it), within the limit as any piece. */
@@ -72,17 +70,19 @@ export class LimitedInput extends EventEmitter implements StageInput {
     const before = this.received
     this.received += chunk.length
     if (this.received <= this.limit) {
-      this.emit('data', chunk)
+      this.onData(chunk)
       return
     }
     this.cut = true
     this.stop()
     this.source.pause()
-    if (before < this.limit) this.emit('data', chunk.subarray(0, this.limit - before))
+    if (before < this.limit) this.onData(chunk.subarray(0, this.limit - before))
     this.onPastLimit(this.received)
   }
 
   private readonly passEnd = (): void => {
-    this.emit('end')
+    this.onEnd()
   }
 }
+
+function ignore (): void {}

@@ -11,12 +11,24 @@ const TOKEN = TOKEN_BYTES
 const MAX_BOUNDARY_LENGTH = 70
 const BOUNDARY_PARAMETER = /;\s*boundary\s*=/gi
 
+let lastBoundaryHeader: string | undefined
+let lastBoundary: string | null = null
+
 /**
  * The boundary a form is read with, or null where the header is refused: content-type must find exactly one boundary
  * of 1 to 70 characters (security, rack CVE-2026-26961: two are refused, not one picked), and busboy's own reading
- * must be multipart/form-data with a boundary, which is the one used.
+ * must be multipart/form-data with a boundary, which is the one used. The last header's answer is kept: the policy's
+ * check and the reader ask it of one request's header.
  */
 export function readFormBoundary (header: string): string | null {
+  if (header !== lastBoundaryHeader) {
+    lastBoundary = findFormBoundary(header)
+    lastBoundaryHeader = header
+  }
+  return lastBoundary
+}
+
+function findFormBoundary (header: string): string | null {
   BOUNDARY_PARAMETER.lastIndex = 0
   let count = 0
   while (BOUNDARY_PARAMETER.exec(header) !== null) count++

@@ -166,18 +166,16 @@ function readForm (input: StageInput, contentType: string, config: ReadingConfig
       collector.end()
     })
   }
+  /** The input's pieces are no longer read (the pipeline stops the input itself once the read has settled). */
   function stopReading (): void {
     stopped = true
-    input.removeListener('data', onData)
-    input.removeListener('end', onEnd)
   }
 
   if (form === null) {
     stopped = true
     process.nextTick(() => { collector.parserError(new Error('Multipart: Boundary not found'), true) })
   } else {
-    input.on('data', onData)
-    input.on('end', onEnd)
+    input.read(onData, onEnd)
   }
   return {
     abort (callback) {

@@ -9,6 +9,7 @@ import type { IncomingMessage } from 'node:http'
 import { UNDECLARED_AS_BYTES, type ReadingConfig } from '../../src/multipart/form-reading'
 import type { PartCollector } from '../../src/multipart/part-collector'
 import { createMultipartStage, type FormPolicy } from '../../src/multipart/part-reader'
+import { LimitedInput } from '../../src/stage-input'
 import { readWithBusboyStage } from './oracle/busboy-stage'
 import { listenerCounts, tick } from '../hostile/helpers'
 import { multipartInput, toBody, toPieces, type MultipartInput } from './model'
@@ -164,9 +165,11 @@ async function read (drawn: Case, body: Buffer, reader: 'stage' | 'busboy'): Pro
   const source = new Readable({ read () {} })
   const baseline = listenerCounts(source)
   const req = { headers: { 'content-type': 'multipart/form-data; boundary=' + drawn.input.boundary } } as unknown as IncomingMessage
+  // The stage reads through the pipeline's input, as in a request; the pipeline stops it once the read settled.
+  const input = new LimitedInput(source, Infinity, () => {})
   const { abort } = reader === 'busboy'
     ? readWithBusboyStage(source, req, drawn.config, collector)
-    : createMultipartStage({ check: () => null, begin: () => ({ config: drawn.config, collector }) } satisfies FormPolicy).start(source, req, undefined, () => {})
+    : createMultipartStage({ check: () => null, begin: () => ({ config: drawn.config, collector }) } satisfies FormPolicy).start(input, req, undefined, () => {})
   const pieces = drawn.pieceSize === null ? toPieces(drawn.input, body) : drawn.pieceSize === 0 ? [body] : splitEvery(body, drawn.pieceSize)
   for (const piece of pieces) {
     source.push(piece)
@@ -180,6 +183,7 @@ async function read (drawn: Case, body: Buffer, reader: 'stage' | 'busboy'): Pro
     turns = quiet() ? turns + 1 : 0
   }
   await new Promise<void>((resolve) => { abort(() => { resolve() }) })
+  input.stop()
   const listeners = listenerCounts(source)
   for (const [event, count] of Object.entries(baseline)) if (listeners[event] === count) delete listeners[event]
   return { log, listeners }

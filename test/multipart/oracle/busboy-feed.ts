@@ -3,7 +3,9 @@
 // split (nothing after the closing delimiter, every delimiter before it).
 import type { Readable } from 'stream'
 import type busboy from 'busboy'
-import type { StageInput } from '../../../src/stage-input'
+
+/** The body as the old reader read it: a Readable's events (the pipeline's input is no longer one). */
+type StageInput = Pick<Readable, 'on' | 'once' | 'removeListener' | 'pause' | 'resume' | 'readableEnded'>
 
 /** What the feed tells the part reader. */
 export interface FeedEvents {

@@ -4,11 +4,13 @@ import type { IncomingMessage } from 'node:http'
 import type { Readable } from 'node:stream'
 import busboy from 'busboy'
 import type { StageReading } from '../../../src/read'
-import type { StageInput } from '../../../src/stage-input'
 import { UNDECLARED_AS_BYTES, type ReadingConfig } from '../../../src/multipart/form-reading'
 import type { PartCollector } from '../../../src/multipart/part-collector'
 import { feedBusboy, readAlikeHoweverSplit } from './busboy-feed'
 import { fallBackFromUnreadableFileNames } from './filename-fallback'
+
+/** The body as the old reader read it: a Readable's events (the pipeline's input is no longer one). */
+type StageInput = Pick<Readable, 'on' | 'once' | 'removeListener' | 'pause' | 'resume' | 'readableEnded'>
 
 /**
  * busboy's `defCharset` for UNDECLARED_AS_BYTES: busboy looks a field's charset up as given, then by `toLowerCase()`;

@@ -9,6 +9,7 @@ import { createFieldAssembler } from '../multipart/fields'
 import { NODE_FORMS } from '../parsers/node-forms'
 import { checkBoundary, createFormCollector } from '../multipart/form-collector'
 import type { FieldPartInfo, FilePartInfo, PartCollector } from '../multipart/part-collector'
+import { asBuffer, NODE_BYTES } from '../multipart/node-bytes'
 import { createMultipartStage } from '../multipart/part-reader'
 import { createParserConfig, normalizeMultipartOptions, type MultipartSettings } from '../multipart/settings'
 import { NEW_PRIVATE_FILE, randomFileName, storeOnDiskAt, type FileOpening, type FileStore, type StoreCallback, type StoredFile } from '../multipart/sinks'
@@ -58,7 +59,7 @@ export function createFormidableDefinition (rules: FormidableRules): StreamParse
     defaultType: 'multipart/form-data',
     createStage (options, variant) {
       const settings = normalizeMultipartOptions(options)
-      const assembleFields = createFieldAssembler(settings, variant, NODE_FORMS)
+      const assembleFields = createFieldAssembler(settings, variant, NODE_FORMS, NODE_BYTES.decode)
       const config = createParserConfig(settings)
       const stage = createMultipartStage({
         check: checkBoundary,
@@ -93,18 +94,18 @@ class FormidableReading implements PartCollector {
     return this.inner.settled
   }
 
-  field (name: string | undefined, value: string | undefined, info: FieldPartInfo, asBytes: boolean): void {
+  field (name: string | undefined, value: string | Uint8Array | undefined, info: FieldPartInfo): void {
     if (this.inner.settled || value === undefined || this.rules.onPart === null) {
-      this.handleField(name, value, info, asBytes)
+      this.handleField(name, value, info)
       return
     }
-    const bytes = Buffer.from(value, asBytes ? 'latin1' : 'utf8')
+    const bytes = typeof value === 'string' ? Buffer.from(value) : asBuffer(value)
     const part = asPart(new Readable({ read () {} }), name, null, null)
     let handled = false
     this.callOnPart(part, () => {
       if (handled) return
       handled = true
-      this.handleField(name, value, info, asBytes)
+      this.handleField(name, value, info)
     })
     // The part's bytes follow onPart, as formidable's do, for listeners it added.
     part.push(bytes)
@@ -180,15 +181,15 @@ class FormidableReading implements PartCollector {
     }
   }
 
-  private handleField (name: string | undefined, value: string | undefined, info: FieldPartInfo, asBytes: boolean): void {
+  private handleField (name: string | undefined, value: string | Uint8Array | undefined, info: FieldPartInfo): void {
     if (!this.inner.settled && value !== undefined) {
-      this.fieldBytesSoFar += Buffer.byteLength(value, asBytes ? 'latin1' : 'utf8')
+      this.fieldBytesSoFar += typeof value === 'string' ? Buffer.byteLength(value) : value.length
       if (this.fieldBytesSoFar > this.rules.maxFieldsSize) {
         this.inner.fault(errors.fieldsTooLarge(this.rules.maxFieldsSize))
         return
       }
     }
-    this.inner.field(name, value, info, asBytes)
+    this.inner.field(name, value, info)
   }
 
   /** A file part goes to the collector (which counts it and calls the store) unless `filter` says no. */

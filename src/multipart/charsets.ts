@@ -25,7 +25,7 @@ const BUSBOY_DECODERS = new Map<string, BusboyEncoding>([
 ])
 
 /** latin1 text as its bytes (each character's low byte, as Buffer.from(text, 'latin1')). */
-export function latin1Bytes (text: string): Uint8Array {
+function latin1Bytes (text: string): Uint8Array {
   const bytes = new Uint8Array(text.length)
   for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i)
   return bytes
@@ -65,17 +65,26 @@ export function busboyEncodingOf (label: string): BusboyEncoding | null {
   return BUSBOY_DECODERS.get(label.toLowerCase()) ?? null
 }
 
-/** The decoder for a charset label, or null when neither busboy nor TextDecoder knows it. */
-export function decoderFor (label: string): Decode | null {
-  const decode = busboyDecoderFor(label)
-  if (decode !== null) return decode
+/** Turns a field's bytes into the text they encode. */
+export type BytesDecode = (bytes: Uint8Array) => string
+
+/** A build's own decoding of `bytes[start..end)` in one of busboy's encodings (Buffer's in the Node builds). */
+export type BuildDecode = (bytes: Uint8Array, start: number, end: number, encoding: BusboyEncoding) => string
+
+/**
+ * The decoder of field values for a charset label: busboy's own decodings with the build's decoders, else
+ * TextDecoder's; null when neither knows the label.
+ */
+export function decoderFor (label: string, decode: BuildDecode): BytesDecode | null {
+  const encoding = busboyEncodingOf(label)
+  if (encoding !== null) return (bytes) => decode(bytes, 0, bytes.length, encoding)
   let decoder: InstanceType<typeof TextDecoder>
   try {
     decoder = new TextDecoder(label)
   } catch {
     return null
   }
-  return (bytes) => decoder.decode(latin1Bytes(bytes))
+  return (bytes) => decoder.decode(bytes)
 }
 
 /** The field browsers fill with the form's charset when the form has a hidden input of that name (HTML §4.10.21.8). */
@@ -83,11 +92,13 @@ const CHARSET_FIELD = '_charset_'
 
 /**
  * The decoder for the values whose part declares no charset: the first `_charset_` field's charset when a decoder
- * knows it (an unknown one is ignored, as WHATWG's form parsing ignores it), else the default.
+ * knows it (an unknown one is ignored, as WHATWG's form parsing ignores it), else the default. The label's bytes
+ * are read as latin1, one character per byte.
  */
-export function formDecoder (fields: ReadonlyArray<{ readonly name: string, readonly value: string }>, fallback: Decode): Decode {
-  for (const field of fields) {
-    if (field.name === CHARSET_FIELD) return decoderFor(field.value) ?? fallback
+export function formDecoder (fields: ReadonlyArray<{ readonly name: string, readonly value: string | Uint8Array }>, fallback: BytesDecode,
+  decode: BuildDecode): BytesDecode {
+  for (const { name, value } of fields) {
+    if (name === CHARSET_FIELD) return decoderFor(typeof value === 'string' ? value : decode(value, 0, value.length, 'latin1'), decode) ?? fallback
   }
   return fallback
 }

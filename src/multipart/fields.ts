@@ -3,15 +3,16 @@ import type { AnyOptions } from '../options'
 import { addFlatPair } from '../parsers/flat-form'
 import { createUrlencodedParse, type FormParsers } from '../parsers/urlencoded'
 import type { ParserRules } from '../variants'
-import { decoderFor, formDecoder, type Decode } from './charsets'
+import { decoderFor, formDecoder, type BuildDecode, type BytesDecode } from './charsets'
 import type { MultipartSettings } from './settings'
 
-/** A field as the part reader saw it: its value decoded with the charset its part declares, or its bytes. */
+/**
+ * A field as the part reader saw it: its value decoded with the charset its part declares, or, when the part declares
+ * none, its bytes, decoded once the form's charset is known.
+ */
 export interface FormField {
   readonly name: string
-  readonly value: string
-  /** The part declares no charset: `value` is its bytes as latin1 text, decoded once the form's charset is known. */
-  readonly asBytes: boolean
+  readonly value: string | Uint8Array
 }
 
 /** Decodes the values and builds the fields object: flat or nested, with urlencoded's depth, prototype rules and arrays. */
@@ -22,7 +23,7 @@ export type FieldAssembler = (fields: readonly FormField[]) => Record<string, un
  * and prototype safety are urlencoded's own, not a second copy of them. Names without brackets, where qs's
  * reading is flat, skip the round trip through text (test/multipart/fields.test.ts proves the two equal).
  */
-export function createFieldAssembler (settings: MultipartSettings, variant: ParserRules, forms: FormParsers): FieldAssembler {
+export function createFieldAssembler (settings: MultipartSettings, variant: ParserRules, forms: FormParsers, decode: BuildDecode): FieldAssembler {
   const parseForm = createUrlencodedParse({
     extended: settings.extended,
     depth: settings.depth,
@@ -32,18 +33,18 @@ export function createFieldAssembler (settings: MultipartSettings, variant: Pars
   // compat(v1): body-parser 1.x's simple mode is Node's querystring, which flat pairs do not follow.
   const readsFlatPairs = settings.extended || !variant.urlencoded.simpleIsQuerystring
   // Validated when the options were read.
-  const defaultDecode = decoderFor(settings.defaultCharset) as Decode
+  const defaultDecode = decoderFor(settings.defaultCharset, decode) as BytesDecode
   return function assembleFields (fields) {
-    const decode = formDecoder(fields, defaultDecode)
+    const decodeValue = formDecoder(fields, defaultDecode, decode)
     if (readsFlatPairs && fields.every(hasFlatName)) {
       const result: Record<string, string | string[]> = {}
-      for (const { name, value, asBytes } of fields) addFlatPair(result, name, asBytes ? decode(value) : value)
+      for (const { name, value } of fields) addFlatPair(result, name, typeof value === 'string' ? value : decodeValue(value))
       return result
     }
     let form = ''
     for (let index = 0; index < fields.length; index++) {
-      const { name, value, asBytes } = fields[index]
-      form += (index === 0 ? '' : '&') + escapeFormText(name) + '=' + escapeFormText(asBytes ? decode(value) : value)
+      const { name, value } = fields[index]
+      form += (index === 0 ? '' : '&') + escapeFormText(name) + '=' + escapeFormText(typeof value === 'string' ? value : decodeValue(value))
     }
     return parseForm(form, 'utf-8')
   }

@@ -78,7 +78,7 @@ export function createFormCollector (settings: MultipartSettings, assembleFields
     whenJudged (callback) {
       process.nextTick(callback)
     },
-    field (name, value, { valueTruncated: truncated }, asBytes) {
+    field (name, value, { valueTruncated: truncated }) {
       if (collector.settled) return
       const problem = checkName(settings, name) ?? (
         truncated
@@ -94,7 +94,7 @@ export function createFormCollector (settings: MultipartSettings, assembleFields
         finish(errors.unsupportedFieldCharset(name as string))
         return
       }
-      fields.push({ name: name as string, value, asBytes })
+      fields.push({ name: name as string, value })
     },
     file (name, stream, { filename, mimeType, encoding }) {
       // Every stream gets its error listener before it can emit (multer CVE-2025-7338): busboy destroys an

@@ -4,17 +4,16 @@ import { busboyEncodingOf, type BusboyEncoding } from './charsets'
 import { createPartParser, type PartHeaders, type ParserTools } from './form-parser'
 import { paramDecoderFor, readDisposition, readMediaType, type NameRules } from './part-headers'
 
-/**
- * A `defCharset` asking for the bytes of every field whose part declares no charset: such a value is reported as
- * latin1 text (`asBytes`), for the policy to decode once the whole form (and its `_charset_`) is known.
- */
-export const UNDECLARED_AS_BYTES = 'bodykit:undeclared-as-bytes'
-
 /** busboy's configuration, as bodykit's policies set it (multer hands its own options on as multer does). */
 export interface ReadingConfig {
   readonly limits?: Readonly<Record<string, number | undefined>> | undefined
-  /** The charset of a field whose part declares none (busboy's `utf8` when not given), or UNDECLARED_AS_BYTES. */
+  /** The charset of a field whose part declares none (busboy's `utf8` when not given). */
   readonly defCharset?: string | undefined
+  /**
+   * bodykit's own: a field whose part declares no charset is reported as its bytes, for the policy to decode once the
+   * whole form (and its `_charset_`) is known; `defCharset` is then not used.
+   */
+  readonly undeclaredAsBytes?: boolean | undefined
   /** The charset of names and file names (busboy's `defParamCharset`: none when not given). */
   readonly defParamCharset?: string | undefined
   readonly preservePath?: boolean | undefined
@@ -51,8 +50,11 @@ export interface FileSink {
 
 /** What a form's reading reports, in the order of the body's bytes. */
 export interface FormEvents {
-  /** A field: decoded as busboy decodes it (undefined where busboy cannot), or its bytes as latin1 text (`asBytes`). */
-  field (name: string | undefined, value: string | undefined, info: FieldPartInfo, asBytes: boolean): void
+  /**
+   * A field: its value decoded as busboy decodes it (undefined where busboy cannot), or, under `undeclaredAsBytes`,
+   * the bytes of a value whose part declares no charset (a view of the body's chunk, or a copy of its pieces).
+   */
+  field (name: string | undefined, value: string | Uint8Array | undefined, info: FieldPartInfo): void
   file (name: string | undefined, info: FilePartInfo): FileSink
   countLimit (limit: CountLimit): void
   /** A part whose `filename*` cannot be read and which has no plain `filename` (RFC 6266 §4.3): skipped, the form refused. */
@@ -93,7 +95,7 @@ export function startFormReading (boundary: string, config: ReadingConfig, event
   const partsLimit = limitOf(config, 'parts', Infinity)
   const names: NameRules = { decodeParam: paramDecoderFor(config.defParamCharset), preservePath: config.preservePath === true }
   const undeclared = config.defCharset || 'utf8'
-  const keepsBytes = undeclared === UNDECLARED_AS_BYTES
+  const keepsBytes = config.undeclaredAsBytes === true
 
   // busboy's counts: the first delimiter opens the first part.
   let parts = -1
@@ -206,16 +208,16 @@ export function startFormReading (boundary: string, config: ReadingConfig, event
       inField = false
       const info = truncated ? TRUNCATED : WHOLE
       // As busboy: a field that got no data is '' without being decoded (so not reported as bytes either).
-      if (first === null) events.field(name, '', info, false)
+      if (first === null) events.field(name, '', info)
       else {
         const bytesOf = more === null ? first : bytes.join(more, size)
         const start = more === null ? firstStart : 0
         const end = more === null ? firstEnd : size
         first = more = null
-        if (charset === null && keepsBytes) events.field(name, bytes.latin1(bytesOf, start, end), info, true)
+        if (charset === null && keepsBytes) events.field(name, more === null ? bytesOf.subarray(start, end) : bytesOf, info)
         else {
           const known = busboyEncodingOf(charset ?? undeclared)
-          events.field(name, known === null ? undefined : bytes.decode(bytesOf, start, end, known), info, false)
+          events.field(name, known === null ? undefined : bytes.decode(bytesOf, start, end, known), info)
         }
       }
     }

@@ -14,6 +14,11 @@ const latin1Slice = typeof (Buffer.prototype as { latin1Slice?: unknown }).latin
   ? (bytes: Buffer, start: number, end: number): string => (bytes as Buffer & { latin1Slice: (start: number, end: number) => string }).latin1Slice(start, end)
   : (bytes: Buffer, start: number, end: number): string => bytes.toString('latin1', start, end)
 
+/** The same for UTF-8 (most field values). */
+const utf8Slice = typeof (Buffer.prototype as { utf8Slice?: unknown }).utf8Slice === 'function'
+  ? (bytes: Buffer, start: number, end: number): string => (bytes as Buffer & { utf8Slice: (start: number, end: number) => string }).utf8Slice(start, end)
+  : (bytes: Buffer, start: number, end: number): string => bytes.toString('utf8', start, end)
+
 export const NODE_BYTES: ByteTools = {
   search (needle) {
     const delimiter = asBuffer(needle)
@@ -21,6 +26,6 @@ export const NODE_BYTES: ByteTools = {
   },
   bytesOf: (text) => Buffer.from(text, 'latin1'),
   latin1: (bytes, start, end) => latin1Slice(asBuffer(bytes), start, end),
-  decode: (bytes, start, end, encoding) => asBuffer(bytes).toString(encoding, start, end),
+  decode: (bytes, start, end, encoding) => encoding === 'utf8' ? utf8Slice(asBuffer(bytes), start, end) : asBuffer(bytes).toString(encoding, start, end),
   join: (pieces, size) => pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, size)
 }

@@ -12,9 +12,9 @@ export const TRUNCATED_FIELD: FieldPartInfo = { nameTruncated: false, valueTrunc
 export interface PartCollector {
   /**
    * A field: its value decoded with the charset its part declares (undefined when busboy cannot decode it), or,
-   * under UNDECLARED_AS_BYTES, the bytes of a value whose part declares none, as latin1 text (`asBytes`).
+   * under the config's `undeclaredAsBytes`, the bytes of a value whose part declares none.
    */
-  field (name: string | undefined, value: string | undefined, info: FieldPartInfo, asBytes: boolean): void
+  field (name: string | undefined, value: string | Uint8Array | undefined, info: FieldPartInfo): void
   file (name: string | undefined, stream: Readable, info: FilePartInfo): void
   countLimit (limit: CountLimit): void
   /**

@@ -105,7 +105,7 @@ function readForm (input: StageInput, contentType: string, config: ReadingConfig
   // busboy's own reading of the Content-Type: the policies' checks have made sure it has a boundary.
   const boundary = readBoundaryType(contentType)?.parameter
   const form: FormReading | null = boundary === undefined ? null : startFormReading(boundary, config, {
-    field (name, value, info, asBytes) { collector.field(name, value, info, asBytes) },
+    field (name, value, info) { collector.field(name, value, info) },
     file (name, info) {
       const stream = new FileStream(config.fileHwm, resumeFor)
       unended++

@@ -1,7 +1,7 @@
 // multipart()'s own options, validated once: the limits every part is counted against and where files go.
 import bytes from 'bytes'
 import type { AnyOptions } from '../options'
-import { UNDECLARED_AS_BYTES, type ReadingConfig } from './form-reading'
+import type { ReadingConfig } from './form-reading'
 
 /** Where accepted files are kept. */
 export interface FileSettings {
@@ -117,7 +117,7 @@ function isDecodable (charset: string): boolean {
 export function createParserConfig (settings: MultipartSettings): ReadingConfig {
   return {
     // Values whose part declares no charset are decoded once the form's `_charset_` is known (fields.ts).
-    defCharset: UNDECLARED_AS_BYTES,
+    undeclaredAsBytes: true,
     // Browsers send names and file names as raw UTF-8.
     defParamCharset: 'utf8',
     limits: {

@@ -2,6 +2,7 @@
 import type { StreamParserDefinition } from './definition'
 import { createFieldAssembler } from '../multipart/fields'
 import { createFormPolicy } from '../multipart/form-collector'
+import { NODE_BYTES } from '../multipart/node-bytes'
 import { createMultipartStage } from '../multipart/part-reader'
 import { normalizeMultipartOptions } from '../multipart/settings'
 import { NODE_FORMS } from './node-forms'
@@ -16,7 +17,7 @@ export const multipartDefinition: StreamParserDefinition = {
   createStage (options, variant) {
     const settings = normalizeMultipartOptions(options)
     return {
-      stage: createMultipartStage(createFormPolicy(settings, createFieldAssembler(settings, variant, NODE_FORMS))),
+      stage: createMultipartStage(createFormPolicy(settings, createFieldAssembler(settings, variant, NODE_FORMS, NODE_BYTES.decode))),
       defaultLimit: settings.defaultLimit
     }
   }

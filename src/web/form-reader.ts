@@ -57,7 +57,7 @@ export function startWebForm (contentTypeHeader: string, settings: MultipartSett
   }
 
   const reading = startFormReading(boundary, createParserConfig(settings), {
-    field (name, value, { valueTruncated }, asBytes) {
+    field (name, value, { valueTruncated }) {
       if (failure !== null) return
       const problem = checkName(name) ?? (
         valueTruncated
@@ -65,7 +65,7 @@ export function startWebForm (contentTypeHeader: string, settings: MultipartSett
           : fields.length >= settings.parameterLimit ? errors.tooManyFields(settings.parameterLimit) : null)
       if (problem !== null) fail(problem)
       else if (value === undefined) fail(errors.unsupportedFieldCharset(name as string))
-      else fields.push({ name: name as string, value, asBytes })
+      else fields.push({ name: name as string, value })
     },
     file (name, { filename, mimeType, encoding }) {
       if (failure !== null) return IGNORED

@@ -11,6 +11,7 @@ import { createUrlencodedDefinition, type FormParsers } from '../parsers/urlenco
 import type { ParserDefinition } from '../parsers/definition'
 import { createTypeMatcher, type TypeMatcher } from '../type-match'
 import type { ParserName, ParserRules } from '../variants'
+import { WEB_BYTES } from './bytes'
 import { knowsWebCharset } from './decode'
 import { webDecompressors } from './inflate'
 import { lookupWebExtension } from './type-names'
@@ -113,6 +114,6 @@ function createFormSettings (options: AnyOptions, common: CommonSettings): WebSe
     verify: false,
     parse: () => undefined,
     schema: common.schema,
-    form: { settings, assemble: createFieldAssembler(settings, WEB_RULES, WEB_FORMS) }
+    form: { settings, assemble: createFieldAssembler(settings, WEB_RULES, WEB_FORMS, WEB_BYTES.decode) }
   }
 }

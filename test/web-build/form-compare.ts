@@ -6,6 +6,7 @@ import { readMultipart } from '../../src/index'
 import { createFieldAssembler } from '../../src/multipart/fields'
 import { normalizeMultipartOptions } from '../../src/multipart/settings'
 import { modern } from '../../src/variants'
+import { WEB_BYTES } from '../../src/web/bytes'
 import { startWebForm, type WebForm } from '../../src/web/form-reader'
 import { NODE_FORMS } from '../../src/parsers/node-forms'
 
@@ -77,7 +78,7 @@ export function webAnswer (contentType: string, chunks: readonly Uint8Array[], o
 /** The Web reader's result: its error or form; throws where the reader broke its contract (a throw, two errors). */
 export function webResult (contentType: string, chunks: readonly Uint8Array[], options: Record<string, unknown>): Error | WebForm {
   const settings = normalizeMultipartOptions({ limit: Infinity, ...options })
-  const reader = startWebForm(contentType, settings, createFieldAssembler(settings, modern, NODE_FORMS))
+  const reader = startWebForm(contentType, settings, createFieldAssembler(settings, modern, NODE_FORMS, WEB_BYTES.decode))
   if (reader instanceof Error) return reader
   let failed: Error | null = null
   for (const chunk of chunks) {

@@ -8,6 +8,7 @@ import * as esbuild from 'esbuild'
 import { normalizeMultipartOptions } from '../../src/multipart/settings'
 import { createFieldAssembler } from '../../src/multipart/fields'
 import { modern } from '../../src/variants'
+import { WEB_BYTES } from '../../src/web/bytes'
 import { startWebForm, type WebForm, type WebFormReader } from '../../src/web/form-reader'
 import { nodeAnswer, webAnswer, webResult } from './form-compare'
 import { NODE_FORMS } from '../../src/parsers/node-forms'
@@ -22,7 +23,7 @@ const CLOSE = '--XB--\r\n'
 
 function reader (options: Record<string, unknown>, contentType = TYPE): WebFormReader {
   const settings = normalizeMultipartOptions(options)
-  const started = startWebForm(contentType, settings, createFieldAssembler(settings, modern, NODE_FORMS))
+  const started = startWebForm(contentType, settings, createFieldAssembler(settings, modern, NODE_FORMS, WEB_BYTES.decode))
   assert.ok(!(started instanceof Error), 'the header is refused')
   return started
 }
@@ -79,7 +80,7 @@ describe('the Web form reader by example, each answer the Node build\'s', () => 
   it('a Content-Type without a usable boundary is refused before any byte', () => {
     for (const header of ['multipart/form-data', 'multipart/form-data; boundary=', 'multipart/form-data; boundary=a; boundary=b', 'multipart/form-data; boundary=' + 'b'.repeat(71)]) {
       const settings = normalizeMultipartOptions({})
-      const answer = startWebForm(header, settings, createFieldAssembler(settings, modern, NODE_FORMS)) as { type?: string, status?: number }
+      const answer = startWebForm(header, settings, createFieldAssembler(settings, modern, NODE_FORMS, WEB_BYTES.decode)) as { type?: string, status?: number }
       assert.deepEqual([answer.type, answer.status], ['multipart.boundary.invalid', 400], header)
     }
   })
@@ -146,7 +147,7 @@ describe('a urlencoded Content-Type with a boundary', () => {
   it('both builds refuse the boundary, as for any type but multipart/form-data (busboy read a urlencoded form there)', async () => {
     const header = 'application/x-www-form-urlencoded; boundary=XB'
     const settings = normalizeMultipartOptions({})
-    const answer = startWebForm(header, settings, createFieldAssembler(settings, modern, NODE_FORMS)) as { type?: string }
+    const answer = startWebForm(header, settings, createFieldAssembler(settings, modern, NODE_FORMS, WEB_BYTES.decode)) as { type?: string }
     assert.equal(answer.type, 'multipart.boundary.invalid')
     const node = await nodeAnswer(header, [bytes('a=1')], { type: 'application/x-www-form-urlencoded' })
     assert.match(node, /multipart\.boundary\.invalid/)

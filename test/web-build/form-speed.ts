@@ -7,6 +7,7 @@ import busboy from 'busboy'
 import { createFieldAssembler } from '../../src/multipart/fields'
 import { normalizeMultipartOptions } from '../../src/multipart/settings'
 import { modern } from '../../src/variants'
+import { WEB_BYTES } from '../../src/web/bytes'
 import { startWebForm, type WebFormReader } from '../../src/web/form-reader'
 import { NODE_FORMS } from '../../src/parsers/node-forms'
 
@@ -21,7 +22,7 @@ const fileChunks = Array.from({ length: Math.ceil(fileBody.length / 65536) }, (_
 const fieldsBody = Buffer.from(Array.from({ length: 20 }, (_, i) => DELIMITER + `\r\nContent-Disposition: form-data; name="field${i}"\r\n\r\nvalue number ${i}\r\n`).join('') + DELIMITER + '--\r\n')
 
 const settings = normalizeMultipartOptions({ files: { fileSizeLimit: 2 * 1024 * 1024 } })
-const assemble = createFieldAssembler(settings, modern, NODE_FORMS)
+const assemble = createFieldAssembler(settings, modern, NODE_FORMS, WEB_BYTES.decode)
 
 function web (chunks: readonly Buffer[]): void {
   const reader = startWebForm(TYPE, settings, assemble) as WebFormReader

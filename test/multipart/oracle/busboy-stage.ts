@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http'
 import type { Readable } from 'node:stream'
 import busboy from 'busboy'
 import type { StageReading } from '../../../src/read'
-import { UNDECLARED_AS_BYTES, type ReadingConfig } from '../../../src/multipart/form-reading'
+import type { ReadingConfig } from '../../../src/multipart/form-reading'
 import type { PartCollector } from '../../../src/multipart/part-collector'
 import { feedBusboy, readAlikeHoweverSplit } from './busboy-feed'
 import { fallBackFromUnreadableFileNames } from './filename-fallback'
@@ -13,7 +13,7 @@ import { fallBackFromUnreadableFileNames } from './filename-fallback'
 type StageInput = Pick<Readable, 'on' | 'once' | 'removeListener' | 'pause' | 'resume' | 'readableEnded'>
 
 /**
- * busboy's `defCharset` for UNDECLARED_AS_BYTES: busboy looks a field's charset up as given, then by `toLowerCase()`;
+ * busboy's `defCharset` for `undeclaredAsBytes`: busboy looks a field's charset up as given, then by `toLowerCase()`;
  * this object matches no name, so the lookup records that the field declared none and answers latin1.
  */
 class UndeclaredCharset {
@@ -27,7 +27,7 @@ class UndeclaredCharset {
 /** Reads `source` (a form with the request's Content-Type) with busboy, reporting to `collector`, as bodykit's stage before its own reader. */
 export function readWithBusboyStage (source: StageInput, req: IncomingMessage, config: ReadingConfig, collector: PartCollector): StageReading {
   let parser: busboy.Busboy
-  const undeclared = config.defCharset === UNDECLARED_AS_BYTES ? new UndeclaredCharset() : null
+  const undeclared = config.undeclaredAsBytes === true ? new UndeclaredCharset() : null
   try {
     parser = busboy({
       ...config,
@@ -42,7 +42,8 @@ export function readWithBusboyStage (source: StageInput, req: IncomingMessage, c
   parser.on('field', (name: string | undefined, value: string | undefined, info: busboy.FieldInfo) => {
     const asBytes = undeclared?.used === true
     if (asBytes) undeclared.used = false
-    collector.field(name, value, info, asBytes)
+    // Read as latin1, the value is its bytes, one character each.
+    collector.field(name, asBytes && value !== undefined ? Buffer.from(value, 'latin1') : value, info)
   })
   parser.on('file', (name: string | undefined, stream: Readable, info: busboy.FileInfo) => { collector.file(name, stream, info) })
   let received = 0

@@ -1,5 +1,5 @@
 // Reads the media type and charset of a Content-Type header, in each variant's grammar, cached per header.
-import { loadContentType } from './dependencies'
+import { parse as parseContentType } from 'content-type'
 
 /** What the pipeline needs from a Content-Type header: both fields are pure functions of the header text. */
 export interface ContentTypeInfo {
@@ -32,7 +32,7 @@ const MEDIA_TYPE = /^ *([a-z0-9][a-z0-9!#$&^_-]{0,126})\/([a-z0-9][a-z0-9!#$&^_.
  * parameter wins), and the part before `;` must be a valid media type.
  */
 function readLenient (header: string): ContentTypeInfo {
-  const { type, parameters } = loadContentType().parse(header)
+  const { type, parameters } = parseContentType(header)
   const charset = parameters.charset
   return toInfo(MEDIA_TYPE.test(type) ? type : null, charset ? charset.toLowerCase() : undefined)
 }

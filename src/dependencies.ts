@@ -1,14 +1,12 @@
-// Loads each dependency an entry may not need on first use, one function a package, so that a process pays only for what its
-// middlewares can use. Why: qs (with its side-channel family), type-is (the MIME database), secure-json-parse, debug and
-// the like cost 1 to 17 ms each to load; an app that reads only JSON, or only uploads, should not pay for the others
-// (docs/dependencies.md lists what each entry loads). The heaviest have a module each (src/packages/), so that an entry's
-// module graph, as a bundler sees it, holds only those it imports. Each loader keeps what it loaded (onFirstUse): some
-// are called per request, where a require() of a cached module would still cost a module lookup.
+// Loads each dependency an entry may not need, one function a package, when a middleware that can use it is created,
+// so that a process pays only for what its middlewares can use, and no request loads a module (a load can fail: out of
+// file descriptors, node_modules swapped under a running process). Why: qs (with its side-channel family), type-is (the
+// MIME database), secure-json-parse, debug and the like cost 1 to 17 ms each to load; an app that reads only JSON, or only
+// uploads, should not pay for the others (docs/dependencies.md lists what each factory loads). The heaviest have a module
+// each (src/packages/), so that an entry's module graph, as a bundler sees it, holds only those it imports.
 /* eslint-disable @typescript-eslint/no-require-imports */
-import type ContentTypeModule from 'content-type'
 import type CryptoModule from 'crypto'
 import type DebugModule from 'debug'
-import type OnFinishedModule from 'on-finished'
 
 /**
  * A loader that calls `load` once, on its first call, and then hands back what it gave. The `require()` stays
@@ -21,19 +19,10 @@ export function onFirstUse<T> (load: () => T): () => T {
 }
 
 /**
- * content-type: the default entry's lenient reading of a Content-Type (each header text once: it is cached), and a
- * multipart boundary; bodykit/legacy reads with its own strict grammar and never needs it.
+ * Node's crypto: random names for files stored on disk (about 1.3 ms to load, which memory storage never needs). Loaded
+ * when a middleware that stores on disk is created (a request's path loads no module).
  */
-export const loadContentType = /* @__PURE__ */ onFirstUse((): typeof ContentTypeModule => require('content-type') as typeof ContentTypeModule)
-
-/** Node's crypto: random names for files stored on disk (about 1.3 ms to load, which memory storage never needs). */
 export const loadCrypto = /* @__PURE__ */ onFirstUse((): typeof CryptoModule => require('crypto') as typeof CryptoModule)
-
-/**
- * on-finished: the default entry's "already read" check and the waits on a response's or request's end (a refused
- * body's read-off, stored files); bodykit/legacy's successful reads never need it.
- */
-export const loadOnFinished = /* @__PURE__ */ onFirstUse((): typeof OnFinishedModule => require('on-finished') as typeof OnFinishedModule)
 
 /** What the pipeline calls to log: debug's Debugger, or a silent one when debug is not in use. */
 export type Log = Pick<DebugModule.Debugger, 'enabled'> & ((formatter: unknown, ...args: unknown[]) => void)

@@ -66,6 +66,14 @@ function adopt (status: number, thrown: Thrown, props: Record<string, unknown> =
   return createError(typeof ownStatus === 'number' ? ownStatus : status, String(own.message), { ...props, cause })
 }
 
+/**
+ * 500 when iconv-lite cannot load the code table of a charset a request names (out of file descriptors, node_modules
+ * changed under the process): the server's fault, not the body's, and not remembered, so the next request tries again.
+ */
+export function charsetLoadFailed (charset: string, cause: unknown): createError.HttpError {
+  return mark(createError(500, 'charset "' + charset + '" could not be loaded', { charset, cause, type: 'charset.load.failed' }))
+}
+
 /** 415 when the Content-Type's charset is refused by the parser or unknown to iconv-lite. */
 export function unsupportedCharset (charset: string): createError.HttpError {
   return mark(createError(415, 'unsupported charset "' + charset.toUpperCase() + '"', {

@@ -167,9 +167,17 @@ function finish (read: BodyRead, body: Buffer): void {
     }
   }
   let decoded: string | Buffer = body
+  if (charset !== null) {
+    try {
+      decoded = settings.variant.decode(body, charset)
+    } catch (err) {
+      // iconv-lite replaces what it cannot decode: it throws only where a code table fails to load, the server's fault.
+      next(errors.charsetLoadFailed(charset, err))
+      return
+    }
+  }
   let parsed: unknown
   try {
-    if (charset !== null) decoded = settings.variant.decode(body, charset)
     parsed = settings.parse(decoded as string & Buffer, charset)
   } catch (err) {
     next(errors.parseFailed(err, decoded))

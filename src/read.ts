@@ -179,13 +179,29 @@ export function readBody (settings: ReadSettings, req: BodyRequest, res: ServerR
     passBody(read, false)
     return
   }
-  if (charset !== null && !variant.knowsCharset(charset)) {
+  if (charset !== null && !knowsCharset(read, charset)) return
+  settings.readCheckedBody(read)
+}
+
+/**
+ * Whether the variant decodes the charset; if not, the read is failed (415, after raw-body's own checks), and so it is
+ * when the charset's code table cannot be loaded (500, after the body is read off): false in both cases.
+ */
+function knowsCharset (read: BodyRead, charset: string): boolean {
+  const { settings, req, contentEncoding } = read
+  let known: boolean
+  try {
+    known = settings.variant.knowsCharset(charset)
+  } catch (err) {
+    process.nextTick(report, read, err as Error)
+    return false
+  }
+  if (!known) {
     // body-parser learns this only when raw-body builds its decoder, so raw-body's own checks come first.
     const stateError = contentEncoding === 'identity' ? checkBeforeReading(req, read.body(), settings.limit) : null
     process.nextTick(fail, read, stateError ?? errors.unsupportedCharset(charset.toLowerCase()))
-    return
   }
-  settings.readCheckedBody(read)
+  return known
 }
 
 /**

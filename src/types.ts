@@ -121,6 +121,7 @@ export interface LegacyBodyParser {
 
 /** Every `type` string of the errors bodykit passes to `next` (README, section Errors). */
 export type BodyParserErrorType =
+  | 'charset.load.failed'
   | 'charset.unsupported'
   | 'encoding.unsupported'
   | 'entity.parse.failed'
@@ -161,6 +162,8 @@ export interface BodyParserErrorBase extends Error {
 
 /** The properties each error `type` adds to those of {@link BodyParserErrorBase}. */
 export interface BodyParserErrorProperties {
+  /** 500: the charset whose code table could not be loaded (a server fault: the next request tries again), and the load's error as `cause`. */
+  'charset.load.failed': { charset: string, cause: unknown }
   /** 415: the charset, lower-case (for a multipart part's own charset: `''`, and the `field`). */
   'charset.unsupported': { charset: string, field?: string }
   /** 415: the Content-Encoding. */

@@ -41,7 +41,10 @@ export interface Variant {
   readonly decompressors: ReadonlyMap<string, () => Transform>
   /** Content-Encodings whose small bodies are read first, then inflated in one zlib call (zstd where Node has it). */
   readonly inflatersAtOnce: ReadonlyMap<string, InflaterAtOnce>
-  /** Whether a charset can be decoded (iconv-lite's knowledge, as of the body-parser release mimicked). */
+  /**
+   * Whether a charset can be decoded (iconv-lite's knowledge, as of the body-parser release mimicked); throws 500
+   * `charset.load.failed` when its code table cannot be loaded.
+   */
   readonly knowsCharset: (charset: string) => boolean
   /** Decodes a body in a charset it knows, as that iconv-lite does (a BOM is stripped). */
   readonly decode: (body: Buffer, charset: string) => string

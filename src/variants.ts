@@ -1,8 +1,9 @@
 // The two behaviours bodykit offers, as data: the default entry (body-parser 2.x) and bodykit/legacy (1.x).
 import iconv from 'iconv-lite'
 import { decodeBody, decodeBodyAsIconv04 } from './decode'
+import * as errors from './errors'
 import { readContentTypeLeniently, readContentTypeStrictly } from './content-type'
-import { loadOnFinished } from './dependencies'
+import onFinished from 'on-finished'
 import { atOnce } from './inflate'
 import { allDecompressors, allInflatersAtOnce, inflaters, setBody, setForm, setRawBody, type Variant } from './variant'
 
@@ -26,15 +27,31 @@ function cachedCharsetCheck (knows: (charset: string) => boolean): (charset: str
   }
 }
 
+/**
+ * Whether iconv-lite can decode the charset. Its code tables load on the first request that names one, the one load a
+ * request's path can make (which charsets come is not known before): a load that fails (out of file descriptors)
+ * throws 500 `charset.load.failed` instead of counting as a charset iconv-lite does not know (which encodingExists
+ * says of any error), and is not remembered.
+ */
+function knownToIconv (charset: string): boolean {
+  try {
+    iconv.getCodec(charset)
+    return true
+  } catch (err) {
+    if (err instanceof Error && err.message.startsWith('Encoding not recognized')) return false
+    throw errors.charsetLoadFailed(charset, err)
+  }
+}
+
 function isKnownToIconv04 (charset: string): boolean {
   const codec = charset.toLowerCase().replace(/:\d{4}$|[^0-9a-z]/g, '')
-  return !CODECS_UNKNOWN_TO_ICONV_0_4.has(codec) && iconv.encodingExists(charset)
+  return !CODECS_UNKNOWN_TO_ICONV_0_4.has(codec) && knownToIconv(charset)
 }
 
 /** body-parser 2.x behaviour: `require('bodykit')`. */
 export const modern: Variant = {
   // compat(v2): a finished request is skipped silently and `req.body` is left as it was.
-  isAlreadyRead: (req) => loadOnFinished().isFinished(req),
+  isAlreadyRead: (req) => onFinished.isFinished(req),
   prepareBody: (req) => { if (!('body' in req)) req.body = undefined },
   markRead: () => {},
   currentBody: (req) => req.body,
@@ -44,7 +61,7 @@ export const modern: Variant = {
   readContentType: readContentTypeLeniently,
   decompressors: allDecompressors,
   inflatersAtOnce: allInflatersAtOnce,
-  knowsCharset: cachedCharsetCheck((charset) => iconv.encodingExists(charset)),
+  knowsCharset: cachedCharsetCheck(knownToIconv),
   decode: decodeBody,
   // Issue 17: read, limited and parsed as a chunked body would be.
   readsHttp2WithoutLength: true,

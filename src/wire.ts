@@ -5,7 +5,7 @@ import type { ServerHttp2Stream } from 'http2'
 import type { Socket } from 'net'
 import type { Readable } from 'stream'
 import type { HttpError } from 'http-errors'
-import { loadOnFinished } from './dependencies'
+import onFinished from 'on-finished'
 import * as errors from './errors'
 import type { DiscardBudget } from './options'
 import { http2StreamOf } from './protocol'
@@ -165,7 +165,7 @@ export function discardRest (req: IncomingMessage, body: Readable, res: ServerRe
   body.on('data', onData)
   // Once the answer is out, a body that goes quiet gives up its connection's reuse (QUIET_AFTER_ANSWER_MS).
   if (socket !== null && isResponse(res)) {
-    loadOnFinished()(res, () => {
+    onFinished(res, () => {
       if (!settled) quiet = setTimeout(() => { if (!settled) lingerThenDestroy.call(socket) }, QUIET_AFTER_ANSWER_MS).unref()
     })
   }
@@ -195,7 +195,7 @@ function stopReading (req: IncomingMessage, body: Readable, res: ServerResponse 
   // Without a real response (a promise API, a fake) the connection is left to its owner: backpressure holds it.
   if (!isResponse(res) || socket === null || socket.destroyed) return
   if (!res.headersSent) res.setHeader('Connection', 'close')
-  loadOnFinished()(res, () => { lingerThenDestroy.call(socket) })
+  onFinished(res, () => { lingerThenDestroy.call(socket) })
 }
 
 // RFC 9113 §7's NO_ERROR (http2.constants.NGHTTP2_NO_ERROR): a constant, so that HTTP/1 apps never load node:http2 for it.
@@ -268,7 +268,7 @@ function whenBodyFinished (req: IncomingMessage, body: Readable, callback: () =>
   // on-finished takes a stream that can be written (a test's PassThrough) for a response, and waits for its 'finish'.
   const writable = typeof (req as { write?: unknown }).write === 'function'
   if (body === req && !writable && (socket == null || socket instanceof EventEmitter)) {
-    loadOnFinished()(req, callback)
+    onFinished(req, callback)
     return
   }
   let called = false

@@ -3,7 +3,7 @@
 import fs from 'fs'
 import path from 'path'
 import type { ServerResponse } from 'http'
-import { loadOnFinished } from '../dependencies'
+import onFinished from 'on-finished'
 import type { UploadedFile } from '../types'
 import type { KoaBodyFile, KoaBodyFiles } from './types'
 
@@ -70,7 +70,7 @@ export function presentFiles (stored: readonly UploadedFile[], listed: (upload: 
     files[upload.fieldName] = previous === undefined ? file : Array.isArray(previous) ? [...previous, file] : [previous, file]
   }
   if (paths.length > 0) {
-    loadOnFinished()(res, (err) => {
+    onFinished(res, (err) => {
       if (removeAfterResponse || Boolean(err) || !res.writableFinished || res.statusCode >= 400) removeFiles(paths)
     })
   }

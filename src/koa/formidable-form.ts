@@ -59,6 +59,8 @@ export function createFormidableDefinition (rules: FormidableRules): StreamParse
     defaultType: 'multipart/form-data',
     createStage (options, variant) {
       const settings = normalizeMultipartOptions(options)
+      // Files go to disk under random names: crypto loads now, when koaBody() is created.
+      loadCrypto()
       const assembleFields = createFieldAssembler(settings, variant, NODE_FORMS, NODE_BYTES.decode)
       const config = createParserConfig(settings)
       const stage = createMultipartStage({

@@ -105,8 +105,10 @@ export function createFormParse (queryString: Record<string, unknown>, checkChar
   // The caller's options as given: qs validates them (a bad one throws when the first form is read, as in co-body).
   const rules = { ...queryString, allowDots: queryString.allowDots ?? true } as qs.IParseOptions
   const latin1Rules: qs.IParseOptions = { ...rules, charset: 'iso-8859-1' }
+  // qs loads now, when a middleware that reads forms is created.
+  const { parse } = loadQs()
   return function parseKoaForm (text, charset) {
-    return loadQs().parse(text, checkCharset && charset === 'iso-8859-1' ? latin1Rules : rules)
+    return parse(text, checkCharset && charset === 'iso-8859-1' ? latin1Rules : rules)
   }
 }
 

@@ -102,15 +102,17 @@ export function createKoaSettings (options: KoaBodyParserOptions | null | undefi
 
   const queryString = is4 ? given.queryString ?? {} : {}
   if (typeof queryString !== 'object' || queryString === null) throw new TypeError('option queryString must be an object of qs options')
-  const parsers: Record<ReadKind, (text: string, charset: string | null) => unknown> = {
-    json: createJsonParse({
-      strict: (is4 ? given.strict : given.jsonStrict) !== false,
-      // compat(koa6): @koa/bodyparser passes no such option to co-body, whose default refuses the key.
-      onProtoPoisoning: is4 && given.onProtoPoisoning !== undefined ? readPoisoningAction(given, 'onProtoPoisoning') : 'error',
-      onConstructorPoisoning: readPoisoningAction(given, 'onConstructorPoisoning')
-    }),
-    form: createFormParse(queryString as Record<string, unknown>, checkCharset),
-    text: (text) => text
+  const jsonRules = {
+    strict: (is4 ? given.strict : given.jsonStrict) !== false,
+    // compat(koa6): @koa/bodyparser passes no such option to co-body, whose default refuses the key.
+    onProtoPoisoning: is4 && given.onProtoPoisoning !== undefined ? readPoisoningAction(given, 'onProtoPoisoning') : 'error',
+    onConstructorPoisoning: readPoisoningAction(given, 'onConstructorPoisoning')
+  } as const
+  // Made for the kinds the middleware reads (what each loads, qs for forms, loads then: when it is created).
+  const parserOf: Record<ReadKind, () => (text: string, charset: string | null) => unknown> = {
+    json: () => createJsonParse(jsonRules),
+    form: () => createFormParse(queryString as Record<string, unknown>, checkCharset),
+    text: () => (text) => text
   }
   const variant = createKoaVariant(inflateZstd, checkCharset)
   const definitions = new Map<ReadKind, ReturnType<typeof createKoaDefinition>>()
@@ -120,7 +122,7 @@ export function createKoaSettings (options: KoaBodyParserOptions | null | undefi
     let settings = reads.get(key)
     if (settings === undefined) {
       let definition = definitions.get(kind)
-      if (definition === undefined) definitions.set(kind, definition = createKoaDefinition(kind, parsers[kind], checkCharset))
+      if (definition === undefined) definitions.set(kind, definition = createKoaDefinition(kind, parserOf[kind](), checkCharset))
       settings = createReadSettings(definition, {
         type: readEveryRequest,
         limit: readLimit(given, limitOf, kind),

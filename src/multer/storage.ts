@@ -66,6 +66,10 @@ class DiskStorage implements StorageEngine {
 
   constructor (options: DiskStorageOptions | undefined) {
     const given = options ?? {}
+    if (given.filename === undefined) {
+      // The random names' crypto loads now, when the storage is made, never while a file is stored.
+      loadCrypto()
+    }
     this.chooseName = given.filename ?? randomName
     this.flush = given.flush === true
     const destination = given.destination

@@ -2,7 +2,7 @@
 // finite limits, every limit its own typed error, and every stored file removed on any error.
 import type { ServerResponse } from 'http'
 import type { HttpError } from 'http-errors'
-import { loadOnFinished } from '../dependencies'
+import onFinished from 'on-finished'
 import * as errors from '../errors'
 import type { UploadedFile } from '../types'
 import type { StageResult } from '../read'
@@ -62,7 +62,7 @@ export function createFormCollector (settings: MultipartSettings, assembleFields
     const accepted = files as UploadedFile[]
     const release = (callback: () => void): void => { removeAll(stored, callback) }
     // Disk files live as long as the response: removed once it has finished, unless the handler moved them.
-    if (fileSettings?.storage === 'disk' && stored.length > 0 && isResponse(res)) loadOnFinished()(res, () => { release(noop) })
+    if (fileSettings?.storage === 'disk' && stored.length > 0 && isResponse(res)) onFinished(res, () => { release(noop) })
     done(null, { fields: body, files: fileSettings === null ? null : accepted, release })
   }
   const maybeFinish = (): void => {

@@ -47,6 +47,8 @@ const ESCAPED_ASCII = /\\u00[5-7]/
 export function createPoisoningGuard (protoAction: PoisoningAction, constructorAction: PoisoningAction): ((value: unknown, text: string) => void) | null {
   if (protoAction === 'ignore' && constructorAction === 'ignore') return null
   const actions = { protoAction, constructorAction }
+  // secure-json-parse loads now, when a parser with a guard is created.
+  const { scan } = loadSecureJsonParse()
   const proto = protoAction !== 'ignore'
   const ctor = constructorAction !== 'ignore'
   return function guardPrototypes (value, text) {
@@ -57,7 +59,7 @@ export function createPoisoningGuard (protoAction: PoisoningAction, constructorA
     // rare, so it is several times faster than the regex on bodies without escapes.
     if (!(proto && text.indexOf('__proto__') !== -1) && !(ctor && text.indexOf('constructor') !== -1) &&
       !(text.indexOf('\\u00') !== -1 && ESCAPED_ASCII.test(text))) return
-    loadSecureJsonParse().scan(value, actions)
+    scan(value, actions)
   }
 }
 

@@ -1,5 +1,6 @@
 // multipart(): forms with files, read as a stream by the multipart stage (src/multipart/) instead of whole.
 import type { StreamParserDefinition } from './definition'
+import { loadCrypto } from '../dependencies'
 import { createFieldAssembler } from '../multipart/fields'
 import { createFormPolicy } from '../multipart/form-collector'
 import { NODE_BYTES } from '../multipart/node-bytes'
@@ -16,6 +17,8 @@ export const multipartDefinition: StreamParserDefinition = {
   defaultType: 'multipart/form-data',
   createStage (options, variant) {
     const settings = normalizeMultipartOptions(options)
+    // Disk files get random names: crypto loads now, when the middleware is created, never while a form is read.
+    if (settings.files?.storage === 'disk') loadCrypto()
     return {
       stage: createMultipartStage(createFormPolicy(settings, createFieldAssembler(settings, variant, NODE_FORMS, NODE_BYTES.decode))),
       defaultLimit: settings.defaultLimit

@@ -1,8 +1,8 @@
-// The Node builds' urlencoded parser: qs (its linear port for long forms) and bodykit/legacy's Node querystring read a form's text; loaded with the first urlencoded parser.
+// The Node builds' urlencoded parser: qs (its linear port for long forms) and bodykit/legacy's Node querystring read a form's text; qs loads with the first parser that can use it.
 import querystring from 'querystring'
 import { loadQs } from '../packages/qs'
 import { parseFormLinear, type FormOptions } from './form'
-import { createUrlencodedDefinition, type FormParsers } from './urlencoded'
+import { createUrlencodedDefinition, type FormParsers, type NestedParse } from './urlencoded'
 
 /**
  * Above this many parameters the linear port of qs parses the form (qs is quadratic in duplicates and
@@ -10,10 +10,16 @@ import { createUrlencodedDefinition, type FormParsers } from './urlencoded'
  */
 export const LINEAR_PARSE_THRESHOLD = 1000
 
-/** qs's `parse`, or its linear port past LINEAR_PARSE_THRESHOLD parameters (test/parsers/form.test.ts compares them). */
-export function parseWithQs (body: string, options: FormOptions, count: number): unknown {
-  // Security: a raised parameterLimit must not make parsing quadratic (seconds of CPU for 100 KB).
-  return count > LINEAR_PARSE_THRESHOLD ? parseFormLinear(body, options) : loadQs().parse(body, options)
+/**
+ * qs's `parse` (qs loads now: a parser that can use it is being created), or its linear port past
+ * LINEAR_PARSE_THRESHOLD parameters (test/parsers/form.test.ts compares them).
+ */
+export function createQsParse (): NestedParse {
+  const qs = loadQs()
+  return function parseWithQs (body: string, options: FormOptions, count: number): unknown {
+    // Security: a raised parameterLimit must not make parsing quadratic (seconds of CPU for 100 KB).
+    return count > LINEAR_PARSE_THRESHOLD ? parseFormLinear(body, options) : qs.parse(body, options)
+  }
 }
 
 /** compat(v1): simple mode is Node's querystring (null-prototype object, U+FFFD for bad escapes). */
@@ -22,7 +28,7 @@ export function parseWithQuerystring (body: string, maxKeys: number): Record<str
 }
 
 /** The Node builds' form parsers. */
-export const NODE_FORMS: FormParsers = { querystring: parseWithQuerystring, nested: parseWithQs }
+export const NODE_FORMS: FormParsers = { querystring: parseWithQuerystring, nestedParser: createQsParse }
 
 /** urlencoded() of the Node builds. */
 export const urlencodedDefinition = createUrlencodedDefinition(NODE_FORMS)

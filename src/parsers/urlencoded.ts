@@ -40,6 +40,7 @@ export function createUrlencodedParse (options: AnyOptions, variant: ParserRules
     }
   }
 
+  const parseNested = forms.nestedParser()
   const charsetSentinel = rules.charsetOptions ? options?.charsetSentinel as boolean | undefined : undefined
   const interpretNumericEntities = rules.charsetOptions ? options?.interpretNumericEntities as boolean | undefined : undefined
   // qs reads the sentinel option only when it is a real boolean.
@@ -61,7 +62,7 @@ export function createUrlencodedParse (options: AnyOptions, variant: ParserRules
       interpretNumericEntities
     }
     try {
-      return forms.nested(body, formOptions, count)
+      return parseNested(body, formOptions, count)
     } catch (err) {
       if (err instanceof RangeError) throw errors.depthExceeded()
       throw err
@@ -91,9 +92,15 @@ function countParameters (body: string, limit: number): number {
 export interface FormParsers {
   /** compat(v1): the simple mode of a variant whose simple mode is Node's querystring (null-prototype object, U+FFFD for bad escapes). */
   readonly querystring: (body: string, maxKeys: number) => Record<string, unknown>
-  /** qs's reading of a form (with depth 0 in simple mode): given the options and the count of parameters. */
-  readonly nested: (body: string, options: FormOptions, count: number) => unknown
+  /**
+   * Makes qs's reading of a form (with depth 0 in simple mode), given the options and the count of parameters: called
+   * when a parser that can reach it is created, so that the Node builds load qs then, never while a form is read.
+   */
+  readonly nestedParser: () => NestedParse
 }
+
+/** A form's text read as qs reads it, with these options; `count` is its number of parameters. */
+export type NestedParse = (body: string, options: FormOptions, count: number) => unknown
 
 /** urlencoded(): form bodies, utf-8 (and iso-8859-1 in the default entry), read by a build's form parsers. */
 export function createUrlencodedDefinition (forms: FormParsers): ParserDefinition {

@@ -3,8 +3,11 @@ import type { IncomingMessage, ServerResponse } from 'http'
 import type { Readable } from 'stream'
 import type { DiscardBudget } from '../options'
 
-/** Marks a Web Request's view (sources/web.ts), so that telling one apart needs no load of that module. */
-export const IS_REQUEST_VIEW: unique symbol = Symbol('bodykit.requestView')
+/**
+ * Where a Web Request's view (sources/web.ts) carries its source: telling a view apart, and finding its source, needs
+ * nothing loaded (the module that makes views is loaded by then).
+ */
+export const VIEW_SOURCE: unique symbol = Symbol('bodykit.requestView')
 
 /**
  * What a read's owner knows besides settling it: whom to tell when the connection closes while the read still

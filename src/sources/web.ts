@@ -3,13 +3,9 @@ import type { IncomingHttpHeaders } from 'http'
 import { Readable } from 'stream'
 import * as errors from '../errors'
 import { LENGTH_DIGITS, webRequestDeclaresBody } from '../protocol'
-import { onFirstUse } from '../dependencies'
 import type { WebBodyStream, WebRequest } from '../types'
-import { IS_REQUEST_VIEW, type RequestSource } from './request-source'
-
-/** The Web build's counted reading of a body, loaded with the first Request read whole (an app that reads none never loads it). */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const loadWireBytes = /* @__PURE__ */ onFirstUse(() => require('../web/wire-bytes') as typeof import('../web/wire-bytes'))
+import { readBodyBytes } from '../web/wire-bytes'
+import { VIEW_SOURCE, type RequestSource } from './request-source'
 
 /** Where a request view keeps its Request and, once made, the body stream read from it. */
 const SOURCE = Symbol('bodykit.webRequest')
@@ -40,7 +36,7 @@ export function viewOfWebRequest (request: WebRequest): RequestView {
  * undici sorts them first.
  */
 export class RequestView {
-  readonly [IS_REQUEST_VIEW] = true
+  readonly [VIEW_SOURCE]: RequestSource = webSource
   readonly httpVersionMajor = 1
   readonly httpVersionMinor = 1
   readonly [SOURCE]: WebSource
@@ -190,7 +186,7 @@ export function readWholeWebBody (req: object, limit: number, callback: (err: Er
   // Kept as they came: Buffer.concat copies them once; a view of each would ask JavaScriptCore (Bun) for its `buffer`, which it makes on demand.
   const chunks: Uint8Array[] = []
   // The Web build's reading, with raw-body's rules; called back outside its promise, so that a throw from the callback is not taken for a read error.
-  loadWireBytes().readBodyBytes(reader, declared, limit, (chunk) => { chunks.push(chunk); return null }).then((verdict) => {
+  readBodyBytes(reader, declared, limit, (chunk) => { chunks.push(chunk); return null }).then((verdict) => {
     queueMicrotask(() => {
       if (verdict !== null) callback(verdict)
       else callback(null, Buffer.concat(chunks))

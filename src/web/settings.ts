@@ -34,7 +34,7 @@ export const WEB_RULES: ParserRules = {
 /** The Web build's form parsers: the linear port of qs for every form (its simple mode is qs's with depth 0, never querystring). */
 export const WEB_FORMS: FormParsers = {
   querystring: () => { throw new Error('the Web build has no querystring mode') },
-  nested: (body, options) => parseFormLinear(body, options)
+  nestedParser: () => (body, options) => parseFormLinear(body, options)
 }
 
 const urlencodedDefinition = createUrlencodedDefinition(WEB_FORMS)

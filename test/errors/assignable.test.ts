@@ -19,6 +19,7 @@ const RUNS = Number(process.env.ASSIGNABLE_RUNS ?? 300)
 /** Each factory of src/errors.ts, called as bodykit calls it; the test below checks that none is left out. */
 const FACTORY_CALLS: Record<string, () => unknown> = {
   unsupportedCharset: () => errors.unsupportedCharset('koi8-x'),
+  charsetLoadFailed: () => errors.charsetLoadFailed('shift_jis', Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' })),
   inflateDisabled: () => errors.inflateDisabled('gzip'),
   unsupportedContentEncoding: () => errors.unsupportedContentEncoding('compress'),
   tooManyParameters: () => errors.tooManyParameters(),

@@ -14,9 +14,9 @@ function middlewareCase (entry: string, factory: string, options: unknown, type:
 }
 
 /** bodykit/koa on a JSON request: the module's function (koa-bodyparser 4's) or its named export (@koa/bodyparser 6's). */
-function koaJsonCase (named: boolean): { handler: Handler, type: string, body: string } {
+function koaJsonCase (named: boolean, options?: unknown): { handler: Handler, type: string, body: string } {
   const koa = require(path.join(src, 'koa.ts'))
-  const middleware = (named ? koa.bodyParser : koa)()
+  const middleware = (named ? koa.bodyParser : koa)(options)
   // The context koa-bodyparser reads, as Koa makes it for a JSON request (Koa itself would load type-is and more).
   return {
     handler: (req, _res, done) => {
@@ -52,7 +52,8 @@ const cases: Record<string, () => { handler: Handler, type: string, body: string
     }
   },
   'koa bodyParser json': () => koaJsonCase(false),
-  'koa named bodyParser json': () => koaJsonCase(true)
+  'koa named bodyParser json': () => koaJsonCase(true),
+  'koa bodyParser json only': () => koaJsonCase(false, { enableTypes: ['json'] })
 }
 
 const make = cases[process.argv[2]]

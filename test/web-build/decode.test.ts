@@ -34,7 +34,7 @@ describe('the Web build\'s decoding', () => {
   it('keeps the default entry\'s urlencoded rules, every extended form read by the linear parser', () => {
     const webRules = WEB_RULES.urlencoded
     const nodeRules = modern.urlencoded
-    const [web, node] = [WEB_FORMS.nested, NODE_FORMS.nested]
+    const [web, node] = [WEB_FORMS.nestedParser(), NODE_FORMS.nestedParser()]
     assert.deepEqual(Object.keys(webRules), Object.keys(nodeRules))
     for (const [key, value] of Object.entries(webRules)) {
       if (typeof value === 'function') assert.deepEqual([true, false, undefined, 'x'].map((v) => (value as (x: unknown) => unknown)(v)), [true, false, undefined, 'x'].map((v) => (nodeRules[key as keyof typeof nodeRules] as (x: unknown) => unknown)(v)), key)

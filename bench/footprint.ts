@@ -17,10 +17,13 @@ interface Pair {
   /** dist/<entry>.js is what the target bundles. */
   entry: string
   note?: string
+  /** A pair of app setups rather than of entries: no bundle or install row. */
+  startOnly?: boolean
 }
 
 const PAIRS: Pair[] = [
   { target: 'bodykit', baseline: 'body-parser', entry: 'index' },
+  { target: 'bodykit (every parser)', baseline: 'body-parser + multer', entry: 'index', startOnly: true, note: 'json, raw, text, urlencoded({ extended: true }) and multipart({ files: true }) against body-parser\'s four and multer().any(), then one JSON request' },
   { target: 'bodykit/legacy', baseline: 'body-parser-1', entry: 'legacy' },
   { target: 'bodykit/multer', baseline: 'multer', entry: 'multer' },
   { target: 'bodykit/koa', baseline: 'koa-bodyparser', entry: 'koa' },
@@ -148,12 +151,12 @@ export async function footprint (ctx: Context): Promise<SectionResult> {
   for (const pair of PAIRS) rows.push(...await coldStartRows(ctx, pair, pairs))
   ctx.log('esbuild bundles:')
   const bundle = memoize((spec) => bundleEntry(spec))
-  for (const pair of PAIRS) rows.push(...await bundleRows(ctx, pair, bundle))
+  for (const pair of PAIRS) if (pair.startOnly !== true) rows.push(...await bundleRows(ctx, pair, bundle))
   ctx.log('npm install sizes:')
   const bodykit = bodykitInstallSize()
   // Each row that awaits it reports a failure; this keeps a failed pack from also counting as an unhandled rejection.
   bodykit.catch(() => {})
-  for (const pair of PAIRS) rows.push(await installRow(ctx, pair, bodykit))
+  for (const pair of PAIRS) if (pair.startOnly !== true) rows.push(await installRow(ctx, pair, bodykit))
   return {
     id: 'footprint',
     title: `Footprint: each bodykit entry ÷ the library it replaces; cold start over ${pairs} alternated pairs of fresh processes, esbuild bundle, npm install size (lower is better)`,

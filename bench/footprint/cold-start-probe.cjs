@@ -28,6 +28,9 @@ const form = '--X\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--X\r\
 /** Each case: what to require, and how to create the middleware and run one request through it. */
 const cases = {
   bodykit: { load: () => require(dist + '/index.js'), express: (m) => m.json() },
+  // An app that creates every parser, forms with files included, and reads one JSON request.
+  'bodykit (every parser)': { load: () => require(dist + '/index.js'), express: (m) => createEvery(m, () => m.multipart({ files: true })) },
+  'body-parser + multer': { load: () => ({ ...require('body-parser'), multer: require('multer') }), express: (m) => createEvery(m, () => m.multer().any()) },
   'body-parser': { load: () => require('body-parser'), express: (m) => m.json() },
   'bodykit/legacy': { load: () => require(dist + '/legacy.js'), express: (m) => m.json() },
   'body-parser-1': { load: () => require('body-parser-1'), express: (m) => m.json() },
@@ -39,6 +42,15 @@ const cases = {
   '@koa/bodyparser': { load: () => require('@koa/bodyparser').bodyParser, koa: true },
   'bodykit/koa (koaBody)': { load: () => require(dist + '/koa.js').koaBody, koa: true },
   'koa-body': { load: () => require('koa-body').koaBody, koa: true }
+}
+
+/** json(), once raw(), text(), urlencoded({ extended: true }) and the forms' middleware (`createForms`) are created. */
+function createEvery (m, createForms) {
+  m.raw()
+  m.text()
+  m.urlencoded({ extended: true })
+  createForms()
+  return m.json()
 }
 
 function runExpress (middleware, done) {

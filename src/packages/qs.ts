@@ -1,4 +1,4 @@
-// qs, loaded on first use: extended forms, and the default entry's simple mode for forms with brackets.
+// qs, loaded when a parser that can use it is created: extended forms, and the default entry's simple mode for forms with brackets.
 /* eslint-disable @typescript-eslint/no-require-imports */
 import type QsModule from 'qs'
 import { onFirstUse } from '../dependencies'

@@ -1,4 +1,4 @@
-// secure-json-parse, loaded on first use: the poisoning guard's scan, only for texts that can hold `__proto__` or `constructor`.
+// secure-json-parse, loaded when a json parser with a poisoning option is created: the guard's scan, run on texts that can hold `__proto__` or `constructor`.
 /* eslint-disable @typescript-eslint/no-require-imports */
 import type SecureJsonParseModule from 'secure-json-parse'
 import { onFirstUse } from '../dependencies'

@@ -1,4 +1,4 @@
-// type-is, loaded on first use: only for `type` options given as extension names (`'json'`, `'png'`), which need the MIME database.
+// type-is, loaded when a middleware is created whose `type` option names an extension (`'json'`, `'png'`): only those need the MIME database.
 /* eslint-disable @typescript-eslint/no-require-imports */
 import type TypeIsModule from 'type-is'
 import { onFirstUse } from '../dependencies'

@@ -123,7 +123,12 @@ function readForm (input: StageInput, contentType: string, config: ReadingConfig
     unreadableFileName (name) { collector.unreadableFileName(name) },
     malformed () {
       stopReading()
-      collector.parserError(new Error('Malformed part header'), false)
+      const err = new Error('Malformed part header')
+      // A header block after a file's first bytes (a delimiter inside its own header block) is refused while the
+      // file is open: busboy leaves that file stream unended, and multer waits for it for good. It ends in the error.
+      if (current !== null) current.destroy(err)
+      current = null
+      collector.parserError(err, false)
     }
   }, NODE_BYTES)
 

@@ -199,5 +199,7 @@ export const seeds: Record<string, Answers> = {
   'known-hang-delimiter-after-close': { body: '\r\n--X--\r\n--X\r\n--X\r\nContent-Disposition:form-data;name="e";filename="t"\r\ne:\r\n\r\nf' },
   // Found by fuzzing: busboy reads these by the split (a delimiter lost after a lone CR, a delimiter in a header block).
   'lost-delimiter': { body: '--X\r\r\n--X\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--X--\r\n' },
-  'delimiter-in-header': { body: '--X\r\nContent-Disposition: form-data; na\r\n--X--\r\n\r\n\r\n\xfe\r\n' }
+  'delimiter-in-header': { body: '--X\r\nContent-Disposition: form-data; na\r\n--X--\r\n\r\n\r\n\xfe\r\n' },
+  // Found by fuzzing: a delimiter in a file part's header block, then a second block busboy refuses with the file open.
+  'known-hang-header-after-file': { body: '--X\r\nContent-Disposition:form-data;name="f";filename="1"\r\ne:\r\n--X\r\n\r\n\r\n\0' }
 }

@@ -200,6 +200,15 @@ export function startFormReading (boundary: string, config: ReadingConfig, event
   }
 
   function endPart (): boolean {
+    closePart()
+    if (++parts === partsLimit) events.countLimit('parts')
+    // compat(busboy): past the part count, no header block is read, and nothing of a part.
+    if (parts >= partsLimit) parser.ignoreHeaders()
+    return false
+  }
+
+  /** The part being read ends: a file's sink is ended, a field reported. */
+  function closePart (): void {
     if (sink !== null) {
       const ended = sink
       sink = null
@@ -221,10 +230,6 @@ export function startFormReading (boundary: string, config: ReadingConfig, event
         }
       }
     }
-    if (++parts === partsLimit) events.countLimit('parts')
-    // compat(busboy): past the part count, no header block is read, and nothing of a part.
-    if (parts >= partsLimit) parser.ignoreHeaders()
-    return false
   }
 
   const parser = createPartParser(boundary, {
@@ -239,6 +244,13 @@ export function startFormReading (boundary: string, config: ReadingConfig, event
 
   return {
     write (chunk) { parser.write(chunk) },
-    end: () => parser.end()
+    end () {
+      const complete = parser.end()
+      // A part whose header block held its delimiter (busboy reads on in the block) opened after that delimiter, and
+      // the form's closing `--` can follow its block. busboy drops such a field, as here; such a file it leaves open
+      // for good (multer never answers): here it ends with the form.
+      if (complete && sink !== null) closePart()
+      return complete
+    }
   }
 }

@@ -14,6 +14,7 @@ import multer from '../../src/multer'
 import { startFormReading, type ReadingConfig } from '../../src/multipart/form-reading'
 import { NODE_BYTES } from '../../src/multipart/node-bytes'
 import { WEB_BYTES } from '../../src/web/bytes'
+import { readMultipart as webReadMultipart } from '../../src/web'
 import { feedBusboy, readAlikeHoweverSplit } from './oracle/busboy-feed'
 
 type Delivery = 'whole' | 'bytes' | 'chunked'
@@ -25,6 +26,13 @@ const DELIVERIES: Delivery[] = ['whole', 'bytes', 'chunked']
  * but for a body that comes a byte at a time, which it reads as an empty form).
  */
 const NEVER_ENDED = Buffer.from('\r\n--X--\r\n--X\r\n--X\r\nContent-Disposition:form-data;name="e";filename="t"\r\ne:\r\n\r\nf', 'latin1')
+/**
+ * Found by fuzzing: a delimiter inside a file part's header block (busboy reads on in the block), then the form's
+ * closing `--` right after the block. busboy opened the file after that delimiter and never ended it (multer hangs).
+ */
+const FILE_BEFORE_CLOSE = Buffer.from('\r\n--X\r\nContent-Disposition:form-data;name="f";filename="t"\r\n--X\r\nC:\r\n\r\n--', 'latin1')
+/** The same kind of block, then a line break busboy reads as a second header block and refuses, with the file open. */
+const HEADER_AFTER_FILE = Buffer.from('--X\r\nContent-Disposition:form-data;name="f";filename="1"\r\ne:\r\n--X\r\n\r\n\r\n\0', 'latin1')
 /** A field after the closing delimiter: busboy reads it only when it comes in the delimiter's own piece. */
 const PART_AFTER_CLOSE = Buffer.from('--X--\r\n--X\r\n--X\r\nContent-Disposition: form-data; name="a"\r\n\r\nv\r\n--X--\r\n', 'latin1')
 
@@ -97,6 +105,39 @@ describe('a form busboy alone never finished', () => {
     })
   }
 
+  it('a file whose header block held its delimiter, then the closing --: one empty file, whatever the split, in both builds', async () => {
+    const webForm = await webReadMultipart(new Request('http://127.0.0.1/', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=X' }, body: FILE_BEFORE_CLOSE }), { files: true })
+    assert.ok(webForm !== undefined)
+    assert.deepEqual(webForm.files.map(({ fieldName, originalName, size }) => ({ fieldName, originalName, size })), [{ fieldName: 'f', originalName: 't', size: 0 }])
+    for (const delivery of DELIVERIES) {
+      const req = fakeRequest(FILE_BEFORE_CLOSE, delivery)
+      const read = bodykit.readMultipart(req as never, { files: { storage: 'memory' } })
+      send(req, FILE_BEFORE_CLOSE, delivery)
+      const form = await read
+      assert.ok(form !== undefined, delivery)
+      assert.deepEqual(form.files.map(({ fieldName, originalName, size }) => ({ fieldName, originalName, size })), [{ fieldName: 'f', originalName: 't', size: 0 }], delivery)
+      for (const upload of [multer().any(), multer({ dest: directory }).any(), bodykit.multipart({ files: { storage: 'disk', directory } })]) {
+        assert.deepEqual(await answer(upload as never, FILE_BEFORE_CLOSE, delivery), { calls: 1, status: undefined, type: undefined, message: undefined, body: {} }, delivery)
+      }
+    }
+  })
+
+  it('a second header block after a file\'s: malformed, the open file ended, whatever the split, in both builds', async () => {
+    await assert.rejects(webReadMultipart(new Request('http://127.0.0.1/', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=X' }, body: HEADER_AFTER_FILE }), { files: true }), { type: 'multipart.header.malformed' })
+    // A folder of its own: the uploads above succeed, and their files stay (the app's to move or remove).
+    const uploads = fs.mkdtempSync(path.join(directory, 'malformed-'))
+    const malformed = { calls: 1, status: 400, type: 'multipart.header.malformed', message: 'malformed part header', body: null }
+    for (const delivery of DELIVERIES) {
+      for (const storage of ['memory', 'disk'] as const) {
+        assert.deepEqual(await answer(bodykit.multipart({ files: { storage, directory: uploads } }) as never, HEADER_AFTER_FILE, delivery), malformed, `${storage}, ${delivery}`)
+      }
+      for (const upload of [multer().any(), multer({ dest: uploads }).any()]) {
+        const seen = await answer(upload as never, HEADER_AFTER_FILE, delivery)
+        assert.deepEqual([seen.calls, seen.message], [1, 'Malformed part header'], delivery)
+      }
+    }
+    assert.deepEqual(fs.readdirSync(uploads), [])
+  })
 })
 
 describe('an empty body, however it arrives', () => {

@@ -200,6 +200,8 @@ export const seeds: Record<string, Answers> = {
   // Found by fuzzing: busboy reads these by the split (a delimiter lost after a lone CR, a delimiter in a header block).
   'lost-delimiter': { body: '--X\r\r\n--X\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--X--\r\n' },
   'delimiter-in-header': { body: '--X\r\nContent-Disposition: form-data; na\r\n--X--\r\n\r\n\r\n\xfe\r\n' },
-  // Found by fuzzing: a delimiter in a file part's header block, then a second block busboy refuses with the file open.
-  'known-hang-header-after-file': { body: '--X\r\nContent-Disposition:form-data;name="f";filename="1"\r\ne:\r\n--X\r\n\r\n\r\n\0' }
+  // Found by fuzzing: a delimiter in a file part's header block, then a second block busboy refuses with the file open,
+  // or the closing `--` right after the block: busboy leaves the file open (multer hangs).
+  'known-hang-header-after-file': { body: '--X\r\nContent-Disposition:form-data;name="f";filename="1"\r\ne:\r\n--X\r\n\r\n\r\n\0' },
+  'known-hang-file-before-close': { body: '\r\n--X\r\nContent-Disposition:form-data;name="f";filename="t"\r\n--X\r\nC:\r\n\r\n--' }
 }

@@ -91,6 +91,9 @@ export const seeds: Record<string, Answers> = {
   // Known hang (reported): multipart() never calls next.
   'known-hang-delimiter-after-close': { files: 'memory', body: '\r\n--X--\r\n--X\r\n--X\r\nContent-Disposition:form-data;name="e";filename="t"\r\ne:\r\n\r\nf' },
   'known-hang-delimiter-after-close-no-files': { body: '\r\n--X--\r\n--X\r\n--X\r\nContent-Disposition:form-data;name="e";filename="t"\r\ne:\r\n\r\nf' },
+  // Found by fuzzing: a delimiter inside a file part's header block, then the closing `--` or a second block.
+  'known-hang-file-before-close': { files: 'memory', body: '\r\n--X\r\nContent-Disposition:form-data;name="f";filename="t"\r\n--X\r\nC:\r\n\r\n--' },
+  'known-hang-header-after-file': { files: 'memory', body: '--X\r\nContent-Disposition:form-data;name="f";filename="1"\r\ne:\r\n--X\r\n\r\n\r\n\0' },
   fields: { body: form(field('a', '1'), field('b', 'two words'), field('a', '3')) },
   'fields-pieces': { body: form(field('a', '1'), field('b', 'x'.repeat(50))), pieces: 6, split: [3, 10, 40, 41, 80] },
   'file-memory': { files: 'memory', body: form(field('title', 't'), file('f', 'a.txt', 'file data\r\nwith lines')) },

@@ -49,7 +49,16 @@ export function optionsOf (input: Input): Record<string, unknown> {
 }
 
 /** The errors of a Content-Type (its boundary, its charset), which comes before the Content-Length's verdict. */
-const DECIDED_BY_HEADERS = new Set(['multipart.boundary.invalid', 'charset.unsupported'])
+/**
+ * Whether a refusal is decided by the request's headers alone, before a byte is read (an unusable boundary, the
+ * request's own charset), so that a declared length over the limit gets it too. A part's charset is decided by the
+ * part's bytes: a declared length over the limit is refused first (found by fuzzing).
+ */
+function isDecidedByHeaders (answer: Answer): boolean {
+  const error = answer.error
+  if (error === undefined) return false
+  return error.type === 'multipart.boundary.invalid' || (error.type === 'charset.unsupported' && !error.message.includes(' in field '))
+}
 
 export async function check (input: Input): Promise<void> {
   const options = optionsOf(input)
@@ -72,7 +81,7 @@ export async function check (input: Input): Promise<void> {
   const refusedUnread = input.body.length > (input.limit ?? Infinity)
   const read = answers.filter((one) => !refusedUnread || !one.declared)
   for (const one of read.slice(1)) sameAnswer(one.answer, read[0].answer, `multipart(), ${one.name} against ${read[0].name}`)
-  const decidedByHeaders = read[0].skipped || DECIDED_BY_HEADERS.has(read[0].answer.error?.type as string)
+  const decidedByHeaders = read[0].skipped || isDecidedByHeaders(read[0].answer)
   for (const one of answers.filter((one) => refusedUnread && one.declared)) {
     const where = `multipart(), ${one.name}: a declared length over the limit`
     if (decidedByHeaders) sameAnswer(one.answer, read[0].answer, where)

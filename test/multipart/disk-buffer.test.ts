@@ -139,7 +139,9 @@ describe('disk storage on a slow disk', () => {
       const directory = uploadDir(t)
       const baseline = openFds()
       assert.deepEqual(await abortOnSlowDisk(t, create(directory), directory), [])
-      assert.equal(await settleFds(baseline), baseline)
+      // At most the baseline: a descriptor open when it was taken (another read's, Node's own) may close since.
+      const fds = await settleFds(baseline)
+      assert.ok(fds <= baseline, `descriptors back to baseline (${fds} > ${baseline})`)
       assert.deepEqual(listUploads(directory), [])
     })
   }

@@ -123,7 +123,9 @@ describe('Web Request bodies: decided before reading, bounded while reading, can
     assert.equal(err.status, 413)
     await settled()
     assert.deepEqual(readdirSync(directory), [])
-    assert.equal(await settleFds(baseline), baseline)
+    // At most the baseline: a descriptor open when it was taken (another read's, Node's own) may close since.
+    const fds = await settleFds(baseline)
+    assert.ok(fds <= baseline, `descriptors back to baseline (${fds} > ${baseline})`)
   })
 
   it('a Request whose body was used is already read; one of another type keeps its body unread', async () => {

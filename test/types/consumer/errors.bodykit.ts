@@ -11,6 +11,8 @@ function unreachable (value: never): never {
 /** Answers a body-parsing error with its status and a short JSON description of what went wrong. */
 function describe (err: bodykit.BodyParserError): Record<string, unknown> {
   switch (err.type) {
+    case 'charset.load.failed':
+      return { charset: err.charset, cause: String(err.cause) }
     case 'charset.unsupported':
       return { charset: err.charset }
     case 'encoding.unsupported':

@@ -70,6 +70,16 @@ function answer (middleware: (req: never, res: never, next: (err?: unknown) => v
   })
 }
 
+/** readMultipart of the body sent in this delivery, files in memory; the form it resolves with (a form is expected). */
+async function readInMemory (body: Buffer, delivery: Delivery): Promise<NonNullable<Awaited<ReturnType<typeof bodykit.readMultipart>>>> {
+  const req = fakeRequest(body, delivery)
+  const read = bodykit.readMultipart(req as never, { files: { storage: 'memory' } })
+  send(req, body, delivery)
+  const form = await read
+  assert.ok(form !== undefined, delivery)
+  return form
+}
+
 const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'bodykit-stall-'))
 after(() => { fs.rmSync(directory, { recursive: true, force: true }) })
 
@@ -86,11 +96,7 @@ describe('a form busboy alone never finished', () => {
 
   it('readMultipart: an empty form, whatever the split', async () => {
     for (const delivery of DELIVERIES) {
-      const req = fakeRequest(NEVER_ENDED, delivery)
-      const read = bodykit.readMultipart(req as never, { files: { storage: 'memory' } })
-      send(req, NEVER_ENDED, delivery)
-      const form = await read
-      assert.ok(form !== undefined, delivery)
+      const form = await readInMemory(NEVER_ENDED, delivery)
       assert.deepEqual({ fields: form.fields, files: form.files }, { fields: {}, files: [] }, delivery)
     }
   })
@@ -110,11 +116,7 @@ describe('a form busboy alone never finished', () => {
     assert.ok(webForm !== undefined)
     assert.deepEqual(webForm.files.map(({ fieldName, originalName, size }) => ({ fieldName, originalName, size })), [{ fieldName: 'f', originalName: 't', size: 0 }])
     for (const delivery of DELIVERIES) {
-      const req = fakeRequest(FILE_BEFORE_CLOSE, delivery)
-      const read = bodykit.readMultipart(req as never, { files: { storage: 'memory' } })
-      send(req, FILE_BEFORE_CLOSE, delivery)
-      const form = await read
-      assert.ok(form !== undefined, delivery)
+      const form = await readInMemory(FILE_BEFORE_CLOSE, delivery)
       assert.deepEqual(form.files.map(({ fieldName, originalName, size }) => ({ fieldName, originalName, size })), [{ fieldName: 'f', originalName: 't', size: 0 }], delivery)
       for (const upload of [multer().any(), multer({ dest: directory }).any(), bodykit.multipart({ files: { storage: 'disk', directory } })]) {
         assert.deepEqual(await answer(upload as never, FILE_BEFORE_CLOSE, delivery), { calls: 1, status: undefined, type: undefined, message: undefined, body: {} }, delivery)

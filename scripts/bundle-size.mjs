@@ -8,7 +8,7 @@ const require = createRequire(import.meta.url)
 const root = path.join(import.meta.dirname, '..')
 
 /** Peers an app brings itself: bundling them would charge a framework to its body parser. */
-export const PEERS = ['koa', 'hono', '@nestjs/*', 'rxjs', 'reflect-metadata']
+export const PEERS = ['koa', 'hono', 'h3', '@nestjs/*', 'rxjs', 'reflect-metadata']
 
 const WRAPPER = 'footprint-entry.js'
 

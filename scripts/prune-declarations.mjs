@@ -8,9 +8,9 @@ import { builtinModules } from 'node:module'
 import path from 'node:path'
 
 const dist = path.join(import.meta.dirname, '..', 'dist')
-const ENTRIES = ['index.d.ts', 'legacy.d.ts', 'multer.d.ts', 'koa.d.ts', 'nest.d.ts', 'hono.d.ts', 'hono.d.mts', 'hono-web.d.mts', 'web.d.ts']
+const ENTRIES = ['index.d.ts', 'legacy.d.ts', 'multer.d.ts', 'koa.d.ts', 'nest.d.ts', 'hono.d.ts', 'hono.d.mts', 'hono-web.d.mts', 'h3.d.ts', 'h3.d.mts', 'h3-web.d.mts', 'web.d.ts']
 /** The peer packages an entry's declarations (and those they reach) may import, by entry. */
-const PEERS = { 'hono.d.ts': ['hono'], 'hono.d.mts': ['hono'], 'hono-web.d.mts': ['hono'], 'nest.d.ts': ['@nestjs/common'] }
+const PEERS = { 'hono.d.ts': ['hono'], 'hono.d.mts': ['hono'], 'hono-web.d.mts': ['hono'], 'h3.d.ts': ['h3'], 'h3.d.mts': ['h3'], 'h3-web.d.mts': ['h3'], 'nest.d.ts': ['@nestjs/common'] }
 
 /** The module specifiers a declaration file imports or references. */
 function specifiersOf (text) {

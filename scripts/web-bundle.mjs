@@ -8,7 +8,7 @@ import * as esbuild from 'esbuild'
 const root = path.resolve(import.meta.dirname, '..')
 const BUILTINS = new Set(builtinModules)
 /** Peers the app brings. */
-const PEERS = /^(hono)(\/|$)/
+const PEERS = /^(hono|h3)(\/|$)/
 
 function isBuiltin (specifier) {
   const bare = specifier.startsWith('node:') ? specifier.slice(5) : specifier

@@ -11,8 +11,11 @@ import { modern, type ParserName, type Variant } from './variants'
 /** The callback a reader passes to the pipeline as `next`: an error, or the parsed body (none when skipped). */
 type ReadCallback = (err?: unknown, body?: unknown) => void
 
-// The default entry's behaviour, except that `req.body` is never touched: the body goes to the reader's callback.
-const untouched: Variant = {
+/**
+ * The default entry's behaviour, except that `req.body` is never touched: the body goes to the reader's callback.
+ * @internal
+ */
+export const untouched: Variant = {
   ...modern,
   // A Request's body read by something else (`bodyUsed`, or a reader holding it) counts as already read.
   isAlreadyRead: (req) => isWebBodyUsed(req) ?? modern.isAlreadyRead(req),
@@ -26,8 +29,9 @@ const untouched: Variant = {
 /**
  * The multipart reader's: a form is always `{ fields, files }`, so with a schema a form not read is the schema's
  * output for `undefined`, with no files (deliverBody is reached only for a request not read).
+ * @internal
  */
-const untouchedForm: Variant = {
+export const untouchedForm: Variant = {
   ...untouched,
   deliverBody: (_req, next, fields) => { (next as ReadCallback)(null, { fields, files: [] }) }
 }

@@ -13,6 +13,8 @@ import type { MultipartSettings } from './settings'
 export interface FormField {
   readonly name: string
   readonly value: string | Uint8Array
+  /** How many file parts came before this field: where it stands among the files (bodykit/h3 lists parts in order). */
+  readonly filesBefore?: number
 }
 
 /** Decodes the values and builds the fields object: flat or nested, with urlencoded's depth, prototype rules and arrays. */

@@ -94,7 +94,7 @@ export function createFormCollector (settings: MultipartSettings, assembleFields
         finish(errors.unsupportedFieldCharset(name as string))
         return
       }
-      fields.push({ name: name as string, value })
+      fields.push({ name: name as string, value, filesBefore: files.length })
     },
     file (name, stream, { filename, mimeType, encoding }) {
       // Every stream gets its error listener before it can emit (multer CVE-2025-7338): busboy destroys an

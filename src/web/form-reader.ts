@@ -65,7 +65,7 @@ export function startWebForm (contentTypeHeader: string, settings: MultipartSett
           : fields.length >= settings.parameterLimit ? errors.tooManyFields(settings.parameterLimit) : null)
       if (problem !== null) fail(problem)
       else if (value === undefined) fail(errors.unsupportedFieldCharset(name as string))
-      else fields.push({ name: name as string, value })
+      else fields.push({ name: name as string, value, filesBefore: files.length })
     },
     file (name, { filename, mimeType, encoding }) {
       if (failure !== null) return IGNORED

@@ -68,6 +68,8 @@ interface Source {
   readonly req: NodeRequestLike | Request
   readonly res: unknown
   readonly header: (name: string) => string | undefined
+  /** Whether h3's own text() keeps a UTF-8 BOM: h3 1.x's Buffer, and h3 2.x on srvx's Node request (a Buffer too); a Web Request strips it. */
+  readonly keepsBom: boolean
 }
 
 interface NodeRequestLike {
@@ -166,7 +168,8 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
   function sourceOf (event: H3Event): Source {
     const req = (event as { req?: unknown }).req as Request | undefined
     if (req !== undefined && req !== null && typeof (req.headers as Headers | undefined)?.get === 'function') {
-      return { major: 2, req, res: (event as { runtime?: { node?: { res?: unknown } } }).runtime?.node?.res, header: (name) => req.headers.get(name) ?? undefined }
+      const node = (req as { runtime?: { node?: { res?: unknown } } }).runtime?.node
+      return { major: 2, req, res: node?.res, header: (name) => req.headers.get(name) ?? undefined, keepsBom: node !== undefined }
     }
     const node = (event as unknown as H3v1EventLike).node
     const headers = node.req.headers
@@ -174,6 +177,7 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
       major: 1,
       req: node.req,
       res: node.res,
+      keepsBom: true,
       header: (name) => {
         const value = headers[name]
         // h3 1.x's getRequestHeader joins a repeated header's values.
@@ -196,10 +200,10 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
     return charset
   }
 
-  /** Bytes as text: a named charset decoded as body-parser decodes it, UTF-8 as the event's h3 decodes it (1.x keeps a BOM, 2.x strips it). */
+  /** Bytes as text: a named charset decoded as body-parser decodes it, UTF-8 as the event's h3 decodes it (a BOM kept or not). */
   function textOf (source: Source, bytes: Uint8Array, charset: string | null): string {
     if (charset !== null) return build.decode(bytes, charset)
-    return source.major === 1 ? build.nodeText(bytes, 'utf8') : utf8.decode(bytes)
+    return source.keepsBom ? build.nodeText(bytes, 'utf8') : utf8.decode(bytes)
   }
 
   /** The request's bytes (limited, inflated), read once: h3 1.x's rules for what there is to read, and its cache. */
@@ -260,7 +264,8 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
         : null
     if (stream === null) return null
     const headers = new Headers()
-    for (const name of ['content-type', 'content-length', 'content-encoding', 'transfer-encoding']) {
+    // Not the request's length: the stream is what Nitro or a test hands over, not necessarily the bytes on the wire.
+    for (const name of ['content-type', 'content-encoding']) {
       const header = source.header(name)
       if (header !== undefined) headers.set(name, header)
     }
@@ -275,7 +280,7 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
       return encoding ? build.nodeText(bytes, encoding) : bytes
     }
     // h3 2.x answers an empty string (or no bytes) where there is no body.
-    return encoding ? utf8.decode(bytes ?? EMPTY) : bytes ?? EMPTY
+    return encoding ? textOf(source, bytes ?? EMPTY, null) : plainBytes(bytes ?? EMPTY)
   }
 
   async function readBodyWith (event: H3Event, prepared: Prepared, strict: boolean | undefined, bodyType: Prepared['bodyType']): Promise<unknown> {
@@ -292,14 +297,14 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
       req[PARSED_BODY] = parsed
       return parsed
     }
-    if (bodyType === 'formData') return collectEntries((await readFormDataWith(event, prepared)).entries())
+    if (bodyType === 'formData') return collectEntries((await readFormDataWith(event, prepared)).entries(), 2)
     const charset = otherCharsetOf(source)
     const bytes = await readBytesOf(event, source, prepared)
     const text = bytes === undefined ? '' : textOf(source, bytes, charset)
     if (bodyType === 'text') return text
     if (!text) return undefined
     if (bodyType === 'urlencoded' || (bodyType === undefined && (source.header('content-type') ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded'))) {
-      return collectEntries(new URLSearchParams(text).entries())
+      return collectEntries(new URLSearchParams(text).entries(), 2)
     }
     let parsed: unknown
     try {
@@ -313,7 +318,7 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
 
   /** h3 1.x's reading of a body by its exact Content-Type: destr (strict for `application/json` alone), a form, or text. */
   function parseAsH3v1 (contentType: string, text: string | undefined, strict: boolean | undefined, prepared: Prepared): unknown {
-    if (contentType.startsWith('application/x-www-form-urlencoded')) return collectEntries(new URLSearchParams(text).entries())
+    if (contentType.startsWith('application/x-www-form-urlencoded')) return collectEntries(new URLSearchParams(text).entries(), 1)
     if (contentType.startsWith('text/')) return text
     if (!text) return undefined
     let parsed: unknown
@@ -347,7 +352,7 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
 
   /** h3 2.x's validation: a Standard Schema's issues, or a function's false or throw, as a 400 HTTPError. */
   async function validateAsH3v2 (data: unknown, validate: unknown, onError?: (result: unknown) => unknown): Promise<unknown> {
-    if (typeof validate === 'object' && validate !== null && '~standard' in validate) {
+    if (isStandardSchema(validate)) {
       const result = await (validate as StandardSchemaV1)['~standard'].validate(data)
       if (result.issues) throw validationError(onError?.(result) || { message: VALIDATION_FAILED, issues: result.issues })
       return result.value
@@ -427,7 +432,7 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
     const parts: MultiPartData[] = []
     let next = 0
     const addFile = (file: PartFile): void => {
-      const data = major === 1 ? build.asNodeBytes(file.buffer) : file.buffer
+      const data = major === 1 ? build.asNodeBytes(file.buffer) : plainBytes(file.buffer)
       parts.push(major === 1
         ? { name: file.fieldName, filename: file.originalName, type: file.mimeType, data }
         : { name: file.fieldName, type: file.mimeType, filename: file.originalName, data })
@@ -498,7 +503,7 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
 
 /** A Standard Schema as the validate function h3 1.x calls: its issues thrown as the error h3 reports. */
 function asValidateFunction (validate: unknown): ValidateFunction<unknown> {
-  if (typeof validate !== 'object' || validate === null || !('~standard' in validate)) return validate as ValidateFunction<unknown>
+  if (!isStandardSchema(validate)) return validate as ValidateFunction<unknown>
   return async (data) => {
     const result = await (validate as StandardSchemaV1)['~standard'].validate(data)
     if (result.issues) throw Object.assign(new Error('Validation Error'), { issues: result.issues })
@@ -506,9 +511,18 @@ function asValidateFunction (validate: unknown): ValidateFunction<unknown> {
   }
 }
 
-/** h3's object of a form's entries: a repeated name's values as an array, with no prototype. */
-function collectEntries (entries: Iterable<[string, unknown]>): Record<string, unknown> {
-  const parsed = Object.create(null) as Record<string, unknown>
+/** A Standard Schema (an object, or a callable such as arktype's types), which h3 2.x checks for before calling a function. */
+function isStandardSchema (validate: unknown): validate is StandardSchemaV1 {
+  return (typeof validate === 'object' || typeof validate === 'function') && validate !== null && '~standard' in validate
+}
+
+/** h3 2.x's empty objects: no Object.prototype, from a constructor (so a form's prototype is an empty one, as h3 2.x's is). */
+const EmptyObject = function EmptyObject () {} as unknown as new () => Record<string, unknown>
+EmptyObject.prototype = Object.create(null) as object
+
+/** h3's object of a form's entries: a repeated name's values as an array, with no Object.prototype (1.x: none at all). */
+function collectEntries (entries: Iterable<[string, unknown]>, major: 1 | 2): Record<string, unknown> {
+  const parsed = major === 1 ? Object.create(null) as Record<string, unknown> : new EmptyObject()
   for (const [key, value] of entries) {
     if (key in parsed) {
       const current = parsed[key]
@@ -519,6 +533,11 @@ function collectEntries (entries: Iterable<[string, unknown]>): Record<string, u
     }
   }
   return parsed
+}
+
+/** Bytes as h3 2.x hands them out: a plain Uint8Array (a view of a Buffer's memory, not a copy). */
+function plainBytes (bytes: Uint8Array): Uint8Array {
+  return bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }
 
 function isUrlencoded (contentType: string | undefined): boolean {

@@ -292,9 +292,9 @@ describe('require(\'bodykit/web\')', () => {
 })
 
 describe('the exports map', () => {
-  it('lists only ".", "./legacy", "./multer", "./koa", "./nest", "./hono", "./web" and "./package.json"', () => {
+  it('lists only ".", "./legacy", "./multer", "./koa", "./nest", "./hono", "./h3", "./web" and "./package.json"', () => {
     const pkg = require('bodykit/package.json')
-    assert.deepEqual([pkg.name, Object.keys(pkg.exports)], ['bodykit', ['.', './legacy', './multer', './koa', './nest', './hono', './web', './package.json']])
+    assert.deepEqual([pkg.name, Object.keys(pkg.exports)], ['bodykit', ['.', './legacy', './multer', './koa', './nest', './hono', './h3', './web', './package.json']])
   })
 
   it('refuses deep requires with ERR_PACKAGE_PATH_NOT_EXPORTED', () => {
@@ -306,5 +306,23 @@ describe('the exports map', () => {
       'bodykit/dist/web.js', 'bodykit/dist/web.mjs', 'bodykit/dist/hono-web.mjs', 'bodykit/dist/web/read-request.js', 'bodykit/web/package.json']) {
       assert.throws(() => require(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
     }
+  })
+})
+
+describe('require(\'bodykit/h3\')', () => {
+  const { Readable } = require('node:stream')
+  const h3 = require('h3')
+  const bodykitH3 = require('bodykit/h3')
+
+  it('resolves to dist/h3.js and reads an h3 1.x event, refusing with the H3Error of h3\'s CommonJS build', async () => {
+    assert.equal(require.resolve('bodykit/h3'), require('node:path').resolve(__dirname, '../../dist/h3.js'))
+    const event = (length, body) => {
+      const req = Object.assign(Readable.from([Buffer.from(body)]), { method: 'POST', url: '/', headers: { 'content-type': 'application/json', 'content-length': String(length) } })
+      return h3.createEvent(req, {})
+    }
+    assert.deepEqual(await bodykitH3.readBody(event(9, '{"cjs":1}')), { cjs: 1 })
+    const err = await bodykitH3.readBody(event(200000, '{}')).catch((error) => error)
+    assert.ok(err instanceof h3.H3Error)
+    assert.deepEqual([err.statusCode, err.data], [413, { type: 'entity.too.large' }])
   })
 })

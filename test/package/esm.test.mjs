@@ -20,6 +20,11 @@ import { Body, Controller, Module, Post, UploadedFiles, UseInterceptors } from '
 import { NestFactory } from '@nestjs/core'
 import { HTTPException } from 'hono/http-exception'
 import * as webNamespace from 'bodykit/web'
+import * as h3Namespace from 'bodykit/h3'
+import { createApp, createEvent, H3Error, defineEventHandler, toNodeListener } from 'h3'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 
 const GENERIC_SPLIT = 'The bodyParser() generic has been split into individual middleware to use instead.'
@@ -195,6 +200,60 @@ describe('import from \'bodykit/web\'', () => {
   })
 })
 
+describe('import from \'bodykit/h3\'', () => {
+  it('gives h3\'s readers, the factory and isBodyParserError, from the ES module build (dist/h3.mjs)', () => {
+    assert.deepEqual(Object.keys(h3Namespace).sort(), ['createBodyReaders', 'isBodyParserError', 'readBody', 'readFormData', 'readMultipartFormData', 'readRawBody', 'readValidatedBody'])
+    assert.match(import.meta.resolve('bodykit/h3'), /\/dist\/h3\.mjs$/)
+  })
+
+  it('reads in an h3 1.x app and refuses as the H3Error of h3\'s ES module build', async () => {
+    const app = createApp()
+    app.use(defineEventHandler(async (event) => ({ body: await h3Namespace.readBody(event, { limit: 20 }) })))
+    const server = http.createServer(toNodeListener(app))
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const post = (body) => fetch(`http://127.0.0.1:${server.address().port}/`, { method: 'POST', headers: { 'content-type': 'application/json', connection: 'close' }, body })
+      const ok = await post('{"esm":true}')
+      assert.deepEqual(await ok.json(), { body: { esm: true } })
+      const big = await post(JSON.stringify({ big: 'x'.repeat(40) }))
+      assert.deepEqual([big.status, (await big.json()).data], [413, { type: 'entity.too.large' }])
+    } finally {
+      server.close()
+    }
+    const req = Object.assign(new (await import('node:stream')).PassThrough(), { method: 'POST', url: '/', headers: { 'content-type': 'application/json', 'content-length': '999999' } })
+    const err = await h3Namespace.readBody(createEvent(req, {})).catch((error) => error)
+    assert.ok(err instanceof H3Error)
+    assert.equal(h3Namespace.isBodyParserError(err.cause), true)
+  })
+
+  it('works with h3 2.x as the app\'s h3: the Node build, and the Web build under the conditions Workers and edge bundlers set', () => {
+    // An app whose `h3` is 2.x: the package's files, its dependencies, and h3 2 installed as `h3`.
+    const project = mkdtempSync(path.join(os.tmpdir(), 'bodykit-h3-2-'))
+    try {
+      const root = path.join(import.meta.dirname, '..', '..')
+      const modules = path.join(project, 'node_modules')
+      mkdirSync(path.join(modules, 'bodykit'), { recursive: true })
+      cpSync(path.join(root, 'dist'), path.join(modules, 'bodykit', 'dist'), { recursive: true })
+      cpSync(path.join(root, 'package.json'), path.join(modules, 'bodykit', 'package.json'))
+      const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'))
+      for (const name of Object.keys(manifest.dependencies)) symlinkSync(path.join(root, 'node_modules', name), path.join(modules, name))
+      symlinkSync(path.join(root, 'node_modules', 'h3-2'), path.join(modules, 'h3'))
+      writeFileSync(path.join(project, 'package.json'), '{"type":"module"}')
+      const script = "const bk = await import('bodykit/h3'); const { H3, HTTPError } = await import('h3');" +
+        " const app = new H3().post('/', async (event) => { try { return { body: await bk.readBody(event, { limit: 20 }) } } catch (err) { return { refused: err instanceof HTTPError, status: err.status, type: err.data.type } } });" +
+        " const post = (body) => app.fetch(new Request('http://localhost/', { method: 'POST', headers: { 'content-type': 'application/json' }, body })).then((r) => r.json());" +
+        " console.log(JSON.stringify([import.meta.resolve('bodykit/h3').split('/').pop(), await post('{\"a\":1}'), await post(JSON.stringify({ big: 'x'.repeat(40) }))]))"
+      for (const [condition, file] of [[null, 'h3.mjs'], ['workerd', 'h3-web.mjs'], ['edge-light', 'h3-web.mjs'], ['worker', 'h3-web.mjs'], ['browser', 'h3-web.mjs']]) {
+        const args = [...(condition === null ? [] : ['--conditions=' + condition]), '--input-type=module', '-e', script]
+        const output = execFileSync(process.execPath, args, { cwd: project, encoding: 'utf8' })
+        assert.deepEqual(JSON.parse(output), [file, { body: { a: 1 } }, { refused: true, status: 413, type: 'entity.too.large' }], String(condition))
+      }
+    } finally {
+      rmSync(project, { recursive: true, force: true })
+    }
+  })
+})
+
 describe('import from \'bodykit/koa\'', () => {
   it('gives koa-bodyparser 4\'s function as default export and @koa/bodyparser 6\'s as bodyParser, with UnsupportedBodyTypeError', () => {
     assert.equal(typeof koaBodyParser, 'function')
@@ -279,7 +338,7 @@ describe('import from \'bodykit/nest\'', () => {
 
 describe('deep imports', () => {
   it('are refused with ERR_PACKAGE_PATH_NOT_EXPORTED', async () => {
-    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js', 'bodykit/dist/multer.js', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/dist/hono.mjs', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json', 'bodykit/dist/koa.js', 'bodykit/koa/package.json', 'bodykit/dist/nest.js', 'bodykit/nest/package.json', 'bodykit/dist/web.mjs', 'bodykit/dist/hono-web.mjs', 'bodykit/web/package.json']) {
+    for (const deep of ['bodykit/dist/read.js', 'bodykit/dist/legacy.js', 'bodykit/package', 'bodykit/dist/variants.js', 'bodykit/dist/multer.js', 'bodykit/dist/multer/storage.js', 'bodykit/multer/package.json', 'bodykit/dist/hono.mjs', 'bodykit/dist/hono/adapter.js', 'bodykit/hono/package.json', 'bodykit/dist/koa.js', 'bodykit/koa/package.json', 'bodykit/dist/nest.js', 'bodykit/nest/package.json', 'bodykit/dist/web.mjs', 'bodykit/dist/hono-web.mjs', 'bodykit/web/package.json', 'bodykit/dist/h3.mjs', 'bodykit/dist/h3/adapter.js', 'bodykit/h3/package.json']) {
       await assert.rejects(import(deep), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' }, deep)
     }
   })

@@ -95,7 +95,7 @@ after(() => {
 it('packs only the entries\' and public modules\' declarations, which import nothing but Node builtins (plain names), each other, (bodykit/hono\'s) hono and (bodykit/nest\'s) @nestjs/common', async () => {
   const { stdout } = await run('tar', ['-tzf', tarball])
   const declarations = stdout.split('\n').filter((file) => /\.d\.m?ts$/.test(file)).sort()
-  assert.deepEqual(declarations, ['package/dist/hono-web.d.mts', 'package/dist/hono.d.mts', 'package/dist/hono.d.ts', 'package/dist/hono/adapter.d.ts', 'package/dist/index.d.ts', 'package/dist/koa.d.ts', 'package/dist/koa/types.d.ts', 'package/dist/legacy.d.ts', 'package/dist/multer.d.ts', 'package/dist/nest.d.ts', 'package/dist/options.d.ts', 'package/dist/types.d.ts', 'package/dist/web.d.mts', 'package/dist/web.d.ts', 'package/dist/web/types.d.ts'])
+  assert.deepEqual(declarations, ['package/dist/h3-web.d.mts', 'package/dist/h3.d.mts', 'package/dist/h3.d.ts', 'package/dist/h3/types.d.ts', 'package/dist/hono-web.d.mts', 'package/dist/hono.d.mts', 'package/dist/hono.d.ts', 'package/dist/hono/adapter.d.ts', 'package/dist/index.d.ts', 'package/dist/koa.d.ts', 'package/dist/koa/types.d.ts', 'package/dist/legacy.d.ts', 'package/dist/multer.d.ts', 'package/dist/nest.d.ts', 'package/dist/options.d.ts', 'package/dist/types.d.ts', 'package/dist/web.d.mts', 'package/dist/web.d.ts', 'package/dist/web/types.d.ts'])
   for (const file of declarations) {
     const text = readFileSync(path.join(work, 'express5/node_modules/bodykit', file.slice('package/'.length)), 'utf8')
     // bodykit/hono's declarations also import its optional peer, hono, and bodykit/nest's its optional peer, @nestjs/common
@@ -103,7 +103,7 @@ it('packs only the entries\' and public modules\' declarations, which import not
     const hono = file.includes('/hono')
     const nest = file.endsWith('/nest.d.ts')
     for (const [, specifier] of text.matchAll(/from '([^']+)'/g)) {
-      assert.ok(builtinModules.includes(specifier) || /^\.\.?\/(options|types|web|web\/types|hono\/adapter|koa\/types)(\.js)?$/.test(specifier) || (hono && /^hono(\/|$)/.test(specifier)) ||
+      assert.ok(builtinModules.includes(specifier) || /^\.\.?\/(options|types|web|web\/types|hono\/adapter|koa\/types|h3\/types)(\.js)?$/.test(specifier) || (hono && /^hono(\/|$)/.test(specifier)) ||
         (nest && /^(@nestjs\/common|\.\/multer)$/.test(specifier)), file + ' imports ' + specifier)
     }
   }

@@ -28,7 +28,8 @@ const PAIRS: Pair[] = [
   { target: 'bodykit/multer', baseline: 'multer', entry: 'multer' },
   { target: 'bodykit/koa', baseline: 'koa-bodyparser', entry: 'koa' },
   { target: 'bodykit/koa (6)', baseline: '@koa/bodyparser', entry: 'koa' },
-  { target: 'bodykit/koa (koaBody)', baseline: 'koa-body', entry: 'koa', note: `koa-body ${installedVersion('koa-body').version} installed (the issue names koa-body 7)` }
+  { target: 'bodykit/koa (koaBody)', baseline: 'koa-body', entry: 'koa', note: `koa-body ${installedVersion('koa-body').version} installed (the issue names koa-body 7)` },
+  { target: 'bodykit/h3', baseline: 'h3', entry: 'h3', startOnly: true, note: `readBody of one JSON request in an h3 ${installedVersion('h3').version} app (h3 loaded before the timing, as the app has it); h3's own readBody has no limit, inflation or charset` }
 ]
 
 const CASES = {

@@ -89,7 +89,7 @@ const BASE_OPTIONS: ts.CompilerOptions = {
   noEmit: true,
   baseUrl: root,
   // The examples import the package by name; they are checked against the sources, so no build is needed.
-  // `hono` and `koa` are mapped to their packages: with `baseUrl` at the root, the repository's hono/ and koa/ folder stubs would shadow them.
+  // `hono`, `koa` and `h3` are mapped to their packages: with `baseUrl` at the root, the repository's hono/, koa/ and h3/ folder stubs would shadow them.
   paths: {
     bodykit: ['src/index.ts'],
     'bodykit/legacy': ['src/legacy.ts'],
@@ -98,6 +98,8 @@ const BASE_OPTIONS: ts.CompilerOptions = {
     'bodykit/koa': ['src/koa.ts'],
     'bodykit/nest': ['src/nest.ts'],
     'bodykit/web': ['src/web.ts'],
+    'bodykit/h3': ['src/h3.ts'],
+    h3: ['node_modules/h3'],
     hono: ['node_modules/hono'],
     'hono/*': ['node_modules/hono/*'],
     koa: ['node_modules/@types/koa/index.d.ts']

@@ -41,7 +41,9 @@ const cases = {
   'bodykit/koa (6)': { load: () => require(dist + '/koa.js').bodyParser, koa: true, koaOptions: { encoding: 'utf-8' } },
   '@koa/bodyparser': { load: () => require('@koa/bodyparser').bodyParser, koa: true },
   'bodykit/koa (koaBody)': { load: () => require(dist + '/koa.js').koaBody, koa: true },
-  'koa-body': { load: () => require('koa-body').koaBody, koa: true }
+  'koa-body': { load: () => require('koa-body').koaBody, koa: true },
+  'bodykit/h3': { load: () => require(dist + '/h3.js').readBody, h3: true },
+  h3: { load: () => require('h3').readBody, h3: true }
 }
 
 /** json(), once raw(), text(), urlencoded({ extended: true }) and the forms' middleware (`createForms`) are created. */
@@ -64,6 +66,12 @@ function runMulter (m, done) {
   upload(req, new http.ServerResponse(req), (err) => done(err, req.file && req.file.buffer.toString()))
 }
 
+function runH3 (h3, readBody, done) {
+  const req = fakeRequest('application/json', Buffer.from(json))
+  // h3 1.x's own event, as its app hands it to a handler.
+  readBody(h3.createEvent(req, new http.ServerResponse(req))).then((body) => done(null, body), done)
+}
+
 function runKoa (app, factory, options, done) {
   const middleware = factory(options)
   const req = fakeRequest('application/json', Buffer.from(json))
@@ -78,6 +86,8 @@ if (!c) throw new Error('unknown case ' + name)
 // A Koa app has Koa loaded before its body parser, and with it type-is, mime-types, http-errors and content-type,
 // which the Koa parsers share: loading Koa inside the timing would charge it to whichever case loads those first.
 const app = c.koa ? new (require('koa'))() : null
+// An h3 app has h3 loaded (bodykit/h3 uses the app's h3 for its errors): loaded here for both cases, as Koa is.
+const h3 = c.h3 ? require('h3') : null
 let answered = false
 const preloaded = Object.keys(require.cache).length
 const t0 = performance.now()
@@ -96,4 +106,5 @@ const finish = (err, body) => {
 process.on('exit', () => { if (!answered) { console.error('the first request never finished'); process.exitCode = 1 } })
 if (c.express) runExpress(c.express(m), finish)
 else if (c.multer) runMulter(m, finish)
+else if (c.h3) runH3(h3, m, finish)
 else runKoa(app, m, c.koaOptions, finish)

@@ -355,7 +355,7 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
     if (isStandardSchema(validate)) {
       const result = await (validate as StandardSchemaV1)['~standard'].validate(data)
       if (result.issues) throw validationError(onError?.(result) || { message: VALIDATION_FAILED, issues: result.issues })
-      return result.value
+      return (result as { value: unknown }).value
     }
     try {
       const result = await (validate as ValidateFunction<unknown>)(data)
@@ -507,7 +507,7 @@ function asValidateFunction (validate: unknown): ValidateFunction<unknown> {
   return async (data) => {
     const result = await (validate as StandardSchemaV1)['~standard'].validate(data)
     if (result.issues) throw Object.assign(new Error('Validation Error'), { issues: result.issues })
-    return result.value as never
+    return (result as { value: unknown }).value as never
   }
 }
 

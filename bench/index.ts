@@ -16,6 +16,7 @@ import { multipartSection } from './multipart'
 import { bodykitOptions } from './options'
 import { schema } from './schema'
 import { forms } from './urlencoded-scaling'
+import { h3Section } from './h3'
 import { web } from './web'
 import { writeChart } from './chart'
 import { markdownTable, textTable, toGrid, type BenchFile, type Context, type Section, type SectionResult } from './report'
@@ -37,6 +38,7 @@ const sections: Record<string, Section> = {
   chunking,
   web,
   koa,
+  h3: h3Section,
   footprint
 }
 

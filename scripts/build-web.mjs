@@ -8,7 +8,7 @@ import { bundleWeb } from './web-bundle.mjs'
 const dist = path.join(import.meta.dirname, '..', 'dist')
 for (const [source, output, role, webAs] of [['src/web.ts', 'web.mjs', 'bodykit/web: the readers on Web primitives only', null],
   ['src/hono-web.mts', 'hono-web.mjs', 'bodykit/hono where there is no Node: the middlewares over bodykit/web', './web.mjs'],
-  ['src/h3-web.mts', 'h3-web.mjs', 'bodykit/h3 where there is no Node: the readers over the Web build', null]]) {
+  ['src/h3-web.mts', 'h3-web.mjs', 'bodykit/h3 where there is no Node: the readers over bodykit/web', './web.mjs']]) {
   const { code, builtins } = await bundleWeb(source, { minify: false, webAs })
   if (builtins.length > 0) {
     console.error(`dist/${output} would import Node built-ins: ${builtins.join(', ')}`)

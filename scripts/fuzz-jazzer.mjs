@@ -16,7 +16,7 @@ import * as esbuild from 'esbuild'
 
 const require = createRequire(import.meta.url)
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
-const TARGETS = ['content-type', 'json', 'urlencoded', 'text', 'inflate', 'multipart', 'multer', 'web', 'koa', 'web-multipart', 'web-build']
+const TARGETS = ['content-type', 'json', 'urlencoded', 'text', 'inflate', 'multipart', 'multer', 'web', 'koa', 'web-multipart', 'web-build', 'h3']
 const seconds = Number(process.env.FUZZ_SECONDS ?? 1800)
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : TARGETS
 for (const name of chosen) if (!TARGETS.includes(name)) throw new Error(`unknown target ${name}: one of ${TARGETS.join(', ')}`)

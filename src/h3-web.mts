@@ -3,7 +3,6 @@ import * as h3 from 'h3'
 import * as adapter from './h3/adapter.js'
 import { webBuild } from './h3/web-build.js'
 import type { H3Readers } from './h3/types.js'
-import { isBodyParserError as isBodyParserErrorGuard } from './errors.js'
 import type { BodyParserError } from './types.js'
 
 const readers = adapter.createH3Readers(webBuild, h3 as unknown as adapter.H3Module)
@@ -51,7 +50,8 @@ export const createBodyReaders: H3Readers['createBodyReaders'] = readers.createB
  * @example
  * if (isBodyParserError(err.cause)) console.warn('refused body:', err.cause.type)
  */
-export const isBodyParserError: (value: unknown) => value is BodyParserError = isBodyParserErrorGuard
+// bodykit/web's own guard: the bundle holds one copy of the errors module.
+export const isBodyParserError: (value: unknown) => value is BodyParserError = webBuild.shared.errors.isBodyParserError
 
 export type { H3BodyOptions, H3BodyReaders, H3Event, H3FormOptions, H3Readers, H3ValidateOptions, MultiPartData, ValidateFunction } from './h3/types.js'
 export type { BodyParserError, BodyParserErrorType } from './types.js'

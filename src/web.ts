@@ -1,8 +1,11 @@
 // The Web build (`bodykit/web`): the promise readers for a Web `Request` on Web primitives only, for edge runtimes, Workers, Deno, Bun and Node.
-import { isBodyParserError as isBodyParserErrorGuard } from './errors'
+import { readContentTypeLeniently } from './content-type'
+import { invalidBoundary, isBodyParserError as isBodyParserErrorGuard, parseFailed, unsupportedCharset } from './errors'
+import { createPoisoningGuard, readPoisoningAction } from './parsers/json'
 import { settingsPerOptions, type AnyOptions } from './options'
 import type { BodyParserError } from './types'
 import type { ParserName } from './variants'
+import { decodeWebBody, knowsWebCharset } from './web/decode'
 import { readRequest } from './web/read-request'
 import { createWebSettings, type WebSettings } from './web/settings'
 import type { WebFormReaderFunction, WebJsonOptions, WebRawOptions, WebReader, WebTextOptions, WebUrlencodedOptions } from './web/types'
@@ -39,6 +42,19 @@ function createReader (kind: ParserName): (request: unknown, options?: unknown) 
  */
 export function checkWebOptions (kind: ParserName, options: AnyOptions): void {
   createWebSettings(kind, options)
+}
+
+/**
+ * The pieces of the Web build that bodykit/h3's Web build reads with (so that dist/h3-web.mjs imports dist/web.mjs
+ * instead of carrying a second copy).
+ * @internal
+ */
+export const webInternals = {
+  createWebSettings,
+  readRequest,
+  knowsWebCharset,
+  decodeWebBody,
+  shared: { readContentType: readContentTypeLeniently, errors: { isBodyParserError: isBodyParserErrorGuard, unsupportedCharset, invalidBoundary, parseFailed }, createPoisoningGuard, readPoisoningAction }
 }
 
 /**

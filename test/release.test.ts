@@ -26,8 +26,8 @@ function workflow (name: string): Workflow {
 const runs = (job: Job): string[] => job.steps.flatMap((step) => step.run === undefined ? [] : [step.run])
 
 /** Files the tarball may hold: what `require`, `import` and TypeScript reach, and the package's own pages. */
-const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/, /^(legacy|multer|hono|koa|nest|web)\/package\.json$/,
-  /^dist\/(index|legacy|multer|options|types|hono|hono\/adapter|koa|koa\/types|nest|web|web\/types)\.d\.ts$/, /^dist\/(hono|hono-web|web)\.(mjs|d\.mts)$/, /^dist\/([a-z-]+\/)?[a-z-]+\.js$/]
+const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/, /^(legacy|multer|hono|koa|nest|web|h3)\/package\.json$/,
+  /^dist\/(index|legacy|multer|options|types|hono|hono\/adapter|koa|koa\/types|nest|web|web\/types|h3|h3\/types)\.d\.ts$/, /^dist\/(hono|hono-web|web|h3|h3-web)\.(mjs|d\.mts)$/, /^dist\/([a-z-]+\/)?[a-z-]+\.js$/]
 /**
  * The tarball's budget (packed bytes): 80.5 kB on 2026-11-25; 96.9 kB on 2026-11-26, of which bodykit/hono's two entries
  * (CommonJS and ES module, each with its declarations) are 4.3 kB; 107.3 kB on 2026-11-27, after the request source
@@ -42,9 +42,11 @@ const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/
  * of what zlib drops with its error, bodykit/multer's held errors, README's and HISTORY's lines); 198.3 kB later that
  * day with bodykit/web (issue 44: about 47 kB, of which dist/web.mjs, the Web build as one readable ES module for
  * bundlers and edge runtimes, is 21 kB packed, and the same modules built for require() on Node, the multipart reader
- * and the Hono build over it the rest). A change that passes it says why in its commit.
+ * and the Hono build over it the rest); 213.1 kB on 2026-12-02 with bodykit/h3 (about 14 kB: h3's reading rules for both
+ * majors, its three entries, which import the shared builds, with their declarations, and README's and HISTORY's lines).
+ * A change that passes it says why in its commit.
  */
-const PACKED_BUDGET = 200 * 1024
+const PACKED_BUDGET = 220 * 1024
 
 describe('release machinery', () => {
   it('has workflows actionlint accepts', async () => {
@@ -100,7 +102,8 @@ describe('release machinery', () => {
     assert.deepEqual(paths.filter((file) => !ALLOWED.some((pattern) => pattern.test(file))), [])
     for (const entry of ['dist/index.js', 'dist/legacy.js', 'dist/multer.js', 'dist/multer.d.ts', 'legacy/package.json', 'multer/package.json',
       'dist/hono.js', 'dist/hono.mjs', 'dist/hono.d.ts', 'dist/hono.d.mts', 'hono/package.json', 'dist/koa.js', 'dist/koa.d.ts', 'koa/package.json', 'dist/nest.js', 'dist/nest.d.ts', 'nest/package.json',
-      'dist/web.js', 'dist/web.mjs', 'dist/web.d.ts', 'dist/web.d.mts', 'dist/hono-web.mjs', 'dist/hono-web.d.mts', 'web/package.json']) assert.ok(paths.includes(entry), entry)
+      'dist/web.js', 'dist/web.mjs', 'dist/web.d.ts', 'dist/web.d.mts', 'dist/hono-web.mjs', 'dist/hono-web.d.mts', 'web/package.json',
+      'dist/h3.js', 'dist/h3.mjs', 'dist/h3.d.ts', 'dist/h3.d.mts', 'dist/h3-web.mjs', 'dist/h3-web.d.mts', 'h3/package.json']) assert.ok(paths.includes(entry), entry)
     assert.ok(packed.size <= PACKED_BUDGET, `the tarball is ${packed.size} bytes, over its budget of ${PACKED_BUDGET}`)
   })
 

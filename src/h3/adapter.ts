@@ -1,10 +1,10 @@
 // bodykit/h3's readers: h3's body utilities (names, answers, cache) over a build's limited readers, for h3 1.x events (a Node request) and 2.x events (a Web Request).
 import { destr } from 'destr'
-import { readContentTypeLeniently } from '../content-type'
-import * as errors from '../errors'
+import type { readContentTypeLeniently } from '../content-type'
+import type * as errorModule from '../errors'
 import type { FormField } from '../multipart/fields'
 import type { AnyOptions, PoisoningAction, StandardSchemaV1 } from '../options'
-import { createPoisoningGuard, readPoisoningAction } from '../parsers/json'
+import type { createPoisoningGuard, readPoisoningAction } from '../parsers/json'
 import type { H3BodyOptions, H3BodyReaders, H3Event, H3FormOptions, H3Readers, MultiPartData, ValidateFunction } from './types'
 
 /** A file as a build's form reader stores it in memory. */
@@ -14,11 +14,24 @@ export interface PartFile { fieldName: string, originalName: string, mimeType: s
 export interface ListedForm { fields: readonly FormField[], files: readonly PartFile[] }
 
 /**
+ * The modules the readers share with the build's readers, handed over by the build (so that the Web build's bundle,
+ * which imports bodykit/web's, holds one copy of each).
+ * @internal
+ */
+export interface SharedModules {
+  readonly readContentType: typeof readContentTypeLeniently
+  readonly errors: Pick<typeof errorModule, 'isBodyParserError' | 'unsupportedCharset' | 'invalidBoundary' | 'parseFailed'>
+  readonly createPoisoningGuard: typeof createPoisoningGuard
+  readonly readPoisoningAction: typeof readPoisoningAction
+}
+
+/**
  * What the readers are built over: a build's limited readers of bytes and of forms (each taking settings it validated
  * from options), its charsets, and its bytes (Node's Buffer for h3 1.x, a Uint8Array in the Web build).
  * @internal
  */
 export interface H3Build {
+  readonly shared: SharedModules
   readonly bytesSettings: (options: AnyOptions) => unknown
   readonly formSettings: (options: AnyOptions) => unknown
   /** The body's bytes, limited and inflated; undefined when there is nothing to read. `source`: a Node request or a Request. */
@@ -94,7 +107,7 @@ interface Prepared {
   readonly formOptions: AnyOptions
   readonly guard: ((value: unknown, text: string) => void) | null
   readonly strict: boolean | undefined
-  readonly bodyType: 'text' | 'urlencoded' | 'formData' | undefined
+  readonly bodyType: 'json' | 'text' | 'urlencoded' | 'formData' | undefined
 }
 
 /**
@@ -102,6 +115,7 @@ interface Prepared {
  * @internal
  */
 export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
+  const { errors, readContentType, createPoisoningGuard, readPoisoningAction } = build.shared
   /** The request's multipart parts, read once per request (h3 1.x reads the cached bytes again on a second call). */
   const formsRead = new WeakMap<object, Promise<ListedForm | undefined>>()
   /** h3 2.x's Request bytes, read once per Request (h3 2.x itself cannot read a body twice). */
@@ -109,8 +123,8 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
 
   function prepare (options: H3FormOptions | null | undefined): Prepared {
     const { strict, type, limit, inflate, ...formOnly } = (options ?? {}) as H3FormOptions & { type?: unknown }
-    if (type !== undefined && type !== 'text' && type !== 'urlencoded' && type !== 'formData') {
-      throw new TypeError('option type must be "text", "urlencoded" or "formData" (what h3 2.x\'s readBody reads the body as)')
+    if (type !== undefined && type !== 'json' && type !== 'text' && type !== 'urlencoded' && type !== 'formData') {
+      throw new TypeError('option type must be "json", "text", "urlencoded" or "formData" (what h3 2.x\'s readBody reads the body as)')
     }
     if (strict !== undefined && typeof strict !== 'boolean') throw new TypeError('option strict must be a boolean')
     const protoAction: PoisoningAction = readPoisoningAction(options as AnyOptions, 'onProtoPoisoning')
@@ -194,7 +208,7 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
 
   /** The request's charset, when it names one that is not UTF-8; an unknown one is refused before reading (415). */
   function otherCharsetOf (source: Source): string | null {
-    const charset = readContentTypeLeniently(source.header('content-type')).charset
+    const charset = readContentType(source.header('content-type')).charset
     if (charset === undefined || charset === '' || charset === 'utf-8' || charset === 'utf8') return null
     if (!build.knowsCharset(charset)) throw toH3Error(errors.unsupportedCharset(charset))
     return charset

@@ -1,5 +1,7 @@
 // bodykit/h3's readers over the Node build: bytes read by the raw parser's pipeline, forms by the one multipart stage with the fields kept in order.
 import type { IncomingMessage, ServerResponse } from 'http'
+import { readContentTypeLeniently } from '../content-type'
+import * as errors from '../errors'
 import { createFormPolicy } from '../multipart/form-collector'
 import type { FieldAssembler, FormField } from '../multipart/fields'
 import { createMultipartStage } from '../multipart/part-reader'
@@ -7,6 +9,7 @@ import { normalizeMultipartOptions } from '../multipart/settings'
 import type { AnyOptions } from '../options'
 import { loadDefinition } from '../parsers/catalog'
 import type { StreamParserDefinition } from '../parsers/definition'
+import { createPoisoningGuard, readPoisoningAction } from '../parsers/json'
 import type { ReadSettings } from '../read'
 import { createReadSettings } from '../read-settings'
 import { readWithSettings, untouched, untouchedForm } from '../readers'
@@ -31,6 +34,7 @@ type Source = IncomingMessage | WebRequest
 
 /** @internal */
 export const nodeBuild: H3Build = {
+  shared: { readContentType: readContentTypeLeniently, errors, createPoisoningGuard, readPoisoningAction },
   bytesSettings: (options: AnyOptions) => createReadSettings(loadDefinition('raw'), options, untouched),
   formSettings: (options: AnyOptions) => createReadSettings(listedFormDefinition, options, untouchedForm),
   readBytes: (source, settings, res) => readWithSettings(settings as ReadSettings, source as Source, res as ServerResponse | undefined) as Promise<Buffer | undefined>,

@@ -22,8 +22,8 @@ export interface H3BodyOptions {
   onConstructorPoisoning?: 'ignore' | 'remove' | 'error' | undefined
   /** h3 1.x's readBody: whether JSON is read strictly by destr (default: only for a Content-Type of exactly `application/json`). */
   strict?: boolean | undefined
-  /** h3 2.x's readBody: read the body as 'text', 'urlencoded' or 'formData' whatever its Content-Type. */
-  type?: 'text' | 'urlencoded' | 'formData' | undefined
+  /** h3 2.x's readBody: read the body as 'json', 'text', 'urlencoded' or 'formData' whatever its Content-Type. */
+  type?: 'json' | 'text' | 'urlencoded' | 'formData' | undefined
 }
 
 /**

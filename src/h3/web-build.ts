@@ -2,15 +2,16 @@
 import type { FormField } from '../multipart/fields'
 import type { AnyOptions } from '../options'
 import type { WebRequest } from '../types'
-import { knowsWebCharset, decodeWebBody } from '../web/decode'
-import { readRequest } from '../web/read-request'
-import { createWebSettings, type WebSettings } from '../web/settings'
+import { webInternals } from '../web'
+import type { WebSettings } from '../web/settings'
 import type { H3Build, PartFile } from './adapter'
 
 const utf8 = new TextDecoder()
+const { createWebSettings, decodeWebBody, knowsWebCharset, readRequest, shared } = webInternals
 
 /** @internal */
 export const webBuild: H3Build = {
+  shared,
   bytesSettings: (options: AnyOptions) => createWebSettings('raw', options),
   formSettings (options: AnyOptions) {
     const settings = createWebSettings('multipart', options)

@@ -53,7 +53,7 @@ function streamFromEvents (req: IncomingMessage): Readable {
   }
   const onError = (err: unknown): void => {
     detach()
-    body.destroy(err instanceof Error ? err : new Error(String(err)))
+    if (!body.destroyed) body.destroy(err instanceof Error ? err : new Error(String(err)))
   }
   const onClose = (): void => {
     detach()
@@ -63,10 +63,13 @@ function streamFromEvents (req: IncomingMessage): Readable {
     body.destroy()
   }
   const detach = (): void => {
-    emitter.removeListener('data', onData)
-    emitter.removeListener('end', onEnd)
-    emitter.removeListener('error', onError)
-    emitter.removeListener('close', onClose)
+    // A fake may have `on` and nothing to remove a listener with: its listeners then stay, and find the body ended.
+    const remove = typeof emitter.removeListener === 'function' ? emitter.removeListener : typeof emitter.off === 'function' ? emitter.off : null
+    if (remove === null) return
+    remove.call(emitter, 'data', onData)
+    remove.call(emitter, 'end', onEnd)
+    remove.call(emitter, 'error', onError)
+    remove.call(emitter, 'close', onClose)
   }
   if (typeof emitter.on === 'function') {
     emitter.on('data', onData)

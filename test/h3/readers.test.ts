@@ -51,7 +51,7 @@ async function outcome (read: () => Promise<unknown>): Promise<Payload> {
   }
 }
 
-type Reader = 'body' | 'strict' | 'raw' | 'bytes' | 'parts' | 'form-data'
+type Reader = 'body' | 'strict' | 'raw' | 'bytes' | 'parts' | 'form-data' | 'as-json' | 'as-text' | 'as-urlencoded'
 
 /** Each reader as one route per side: `/<reader>/h3` (h3's own) and `/<reader>/bk` (bodykit/h3). */
 function v1Routes (): ReturnType<typeof h3v1.createApp> {
@@ -62,7 +62,11 @@ function v1Routes (): ReturnType<typeof h3v1.createApp> {
     raw: [(e) => h3v1.readRawBody(e), (e) => bk.readRawBody(e)],
     bytes: [(e) => h3v1.readRawBody(e, false), (e) => bk.readRawBody(e, false)],
     parts: [(e) => h3v1.readMultipartFormData(e), (e) => bk.readMultipartFormData(e)],
-    'form-data': [async (e) => formEntries(await h3v1.readFormData(e)), async (e) => formEntries(await bk.readFormData(e))]
+    'form-data': [async (e) => formEntries(await h3v1.readFormData(e)), async (e) => formEntries(await bk.readFormData(e))],
+    // h3 1.x has no `type` option: the same as readBody.
+    'as-json': [(e) => h3v1.readBody(e), (e) => bk.readBody(e)],
+    'as-text': [(e) => h3v1.readBody(e), (e) => bk.readBody(e)],
+    'as-urlencoded': [(e) => h3v1.readBody(e), (e) => bk.readBody(e)]
   }
   const router = h3v1.createRouter()
   for (const [name, [own, ours]] of Object.entries(reads)) {
@@ -82,7 +86,10 @@ function v2Routes (): h3v2.H3 {
     raw: [(e) => h3v2.readRawBody(e), (e) => bk.readRawBody(e)],
     bytes: [(e) => h3v2.readRawBody(e, false), (e) => bk.readRawBody(e, false)],
     parts: [(e) => h3v2.readMultipartFormData(e), (e) => bk.readMultipartFormData(e)],
-    'form-data': [async (e) => formEntries(await h3v2.readFormData(e)), async (e) => formEntries(await bk.readFormData(e))]
+    'form-data': [async (e) => formEntries(await h3v2.readFormData(e)), async (e) => formEntries(await bk.readFormData(e))],
+    'as-json': [(e) => h3v2.readBody(e, { type: 'json' }), (e) => bk.readBody(e, { type: 'json' })],
+    'as-text': [(e) => h3v2.readBody(e, { type: 'text' }), (e) => bk.readBody(e, { type: 'text' })],
+    'as-urlencoded': [(e) => h3v2.readBody(e, { type: 'urlencoded' }), (e) => bk.readBody(e, { type: 'urlencoded' })]
   }
   const app = new h3v2.H3()
   for (const [name, [own, ours]] of Object.entries(reads)) {
@@ -178,7 +185,7 @@ describe('bodykit/h3 answers as h3 does within the limits (differential)', () =>
   for (const major of ['v1', 'v2'] as const) {
     it(`${major}: readBody (and strict), readRawBody as text and bytes, on drawn bodies and Content-Types`, async (t) => {
       const ports = await startBoth(t)
-      await fc.assert(fc.asyncProperty(BODY, fc.constantFrom<Reader>('body', 'strict', 'raw', 'bytes'), async (drawn, reader) => {
+      await fc.assert(fc.asyncProperty(BODY, fc.constantFrom<Reader>('body', 'strict', 'raw', 'bytes', 'as-json', 'as-text', 'as-urlencoded'), async (drawn, reader) => {
         const [own, ours] = await both(ports[major], reader, requestOf(drawn))
         assertSameAnswer(own, ours, { drawn, reader })
       }), { numRuns: RUNS })
@@ -363,6 +370,22 @@ describe('bodykit/h3 keeps h3\'s cache and validation', () => {
     assert.deepEqual((await sendRequest(one, { method: 'GET' })).json, { ok: false, status: 405, statusMessage: 'HTTP method is not allowed.', message: 'HTTP method is not allowed.', type: null, h3Error: true })
     const two = await serveRead(t, 'v2', (readers, event) => readers.readBody(event))
     assert.deepEqual((await sendRequest(two, { method: 'GET' })).json, { ok: true, value: { $undefined: true } })
+  })
+
+  it('v1: a fake request that only emits (no removeListener) is read, whatever the case of its chunked Transfer-Encoding', async () => {
+    for (const transferEncoding of ['chunked', 'Chunked', 'CHUNKED', 'identity']) {
+      const fake = {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'transfer-encoding': transferEncoding },
+        on (name: string, listener: (chunk?: Buffer) => void) {
+          if (name === 'data') listener(Buffer.from('{"fake":true}'))
+          if (name === 'end') listener()
+          return fake
+        }
+      }
+      const event = { method: 'POST', node: { req: fake, res: undefined } }
+      assert.equal(await bodykitH3.readRawBody(event), transferEncoding === 'identity' ? undefined : '{"fake":true}', transferEncoding)
+    }
   })
 
   it('v1: a body Nitro hands over as a stream (`event._requestBody`) is read within the limit', async (t) => {

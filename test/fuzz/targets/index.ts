@@ -1,6 +1,7 @@
 // The Jazzer.js fuzz targets by name (each file is also a target of its own: `export function fuzz(data)`).
 import type { Answers, Source } from './harness'
 import * as contentType from './content-type'
+import * as h3 from './h3'
 import * as inflate from './inflate'
 import * as json from './json'
 import * as koa from './koa'
@@ -32,5 +33,6 @@ export const TARGETS: Record<string, FuzzTarget> = {
   web,
   koa,
   'web-multipart': webMultipart,
-  'web-build': webBuild
+  'web-build': webBuild,
+  h3
 }

@@ -1,6 +1,6 @@
 // The Web build (`bodykit/web`): the promise readers for a Web `Request` on Web primitives only, for edge runtimes, Workers, Deno, Bun and Node.
 import { readContentTypeLeniently } from './content-type'
-import { invalidBoundary, isBodyParserError as isBodyParserErrorGuard, parseFailed, unsupportedCharset } from './errors'
+import { invalidBoundary, isBodyParserError as isBodyParserErrorGuard, parseFailed, requestAborted, unsupportedCharset } from './errors'
 import { createPoisoningGuard, readPoisoningAction } from './parsers/json'
 import { settingsPerOptions, type AnyOptions } from './options'
 import type { BodyParserError } from './types'
@@ -54,7 +54,7 @@ export const webInternals = {
   readRequest,
   knowsWebCharset,
   decodeWebBody,
-  shared: { readContentType: readContentTypeLeniently, errors: { isBodyParserError: isBodyParserErrorGuard, unsupportedCharset, invalidBoundary, parseFailed }, createPoisoningGuard, readPoisoningAction }
+  shared: { readContentType: readContentTypeLeniently, errors: { isBodyParserError: isBodyParserErrorGuard, unsupportedCharset, invalidBoundary, parseFailed, requestAborted }, createPoisoningGuard, readPoisoningAction }
 }
 
 /**

@@ -20,7 +20,7 @@ export interface ListedForm { fields: readonly FormField[], files: readonly Part
  */
 export interface SharedModules {
   readonly readContentType: typeof readContentTypeLeniently
-  readonly errors: Pick<typeof errorModule, 'isBodyParserError' | 'unsupportedCharset' | 'invalidBoundary' | 'parseFailed'>
+  readonly errors: Pick<typeof errorModule, 'isBodyParserError' | 'unsupportedCharset' | 'invalidBoundary' | 'parseFailed' | 'requestAborted'>
   readonly createPoisoningGuard: typeof createPoisoningGuard
   readonly readPoisoningAction: typeof readPoisoningAction
 }
@@ -81,8 +81,16 @@ interface Source {
   readonly req: NodeRequestLike | Request
   readonly res: unknown
   readonly header: (name: string) => string | undefined
+  /** h3 2.x on Node: srvx's Node request, whose socket tells when the client has gone. */
+  readonly nodeRequest?: { socket?: SocketLike | null }
   /** Whether h3's own text() keeps a UTF-8 BOM: h3 1.x's Buffer, and h3 2.x on srvx's Node request (a Buffer too); a Web Request strips it. */
   readonly keepsBom: boolean
+}
+
+interface SocketLike {
+  destroyed?: boolean
+  once: (event: 'close', listener: () => void) => unknown
+  removeListener: (event: 'close', listener: () => void) => unknown
 }
 
 interface NodeRequestLike {
@@ -182,8 +190,8 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
   function sourceOf (event: H3Event): Source {
     const req = (event as { req?: unknown }).req as Request | undefined
     if (req !== undefined && req !== null && typeof (req.headers as Headers | undefined)?.get === 'function') {
-      const node = (req as { runtime?: { node?: { res?: unknown } } }).runtime?.node
-      return { major: 2, req, res: node?.res, header: (name) => req.headers.get(name) ?? undefined, keepsBom: node !== undefined }
+      const node = (req as { runtime?: { node?: { req?: Source['nodeRequest'], res?: unknown } } }).runtime?.node
+      return { major: 2, req, res: node?.res, header: (name) => req.headers.get(name) ?? undefined, keepsBom: node !== undefined, nodeRequest: node?.req }
     }
     const node = (event as unknown as H3v1EventLike).node
     const headers = node.req.headers
@@ -198,6 +206,27 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
         return Array.isArray(value) ? value.filter(Boolean).join(', ') : value
       }
     }
+  }
+
+  /**
+   * A read that also ends when the client's connection closes. h3 2.x on Node reads srvx's stream of the request,
+   * which never ends once an answer is out and the client leaves with its body unfinished (Node stops passing the
+   * body on, and srvx aborts the request's signal only before an answer): the read would wait for good.
+   */
+  function untilClientGone<T> (source: Source, read: Promise<T>): Promise<T> {
+    const socket = source.nodeRequest?.socket
+    if (socket === undefined || socket === null || typeof socket.once !== 'function') return read
+    return new Promise<T>((resolve, reject) => {
+      const onClose = (): void => { reject(errors.requestAborted(0, null)) }
+      socket.once('close', onClose)
+      read.then((value) => {
+        socket.removeListener('close', onClose)
+        resolve(value)
+      }, (err: unknown) => {
+        socket.removeListener('close', onClose)
+        reject(err)
+      })
+    })
   }
 
   /** h3 1.x's readRawBody refuses a method without a body before it reads. */
@@ -226,7 +255,7 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
       const req = source.req as Request
       let read = bytesRead.get(req)
       if (read === undefined) {
-        read = build.readBytes(req, prepared.bytes, source.res).catch((err: unknown) => { throw toH3Error(err) })
+        read = untilClientGone(source, build.readBytes(req, prepared.bytes, source.res)).catch((err: unknown) => { throw toH3Error(err) })
         bytesRead.set(req, read)
       }
       return read
@@ -418,7 +447,7 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
       }
     }
     try {
-      return await build.readForm(request, formSettingsOf(prepared), source.res)
+      return await untilClientGone(source, build.readForm(request, formSettingsOf(prepared), source.res))
     } catch (err) {
       throw toH3Error(err)
     }

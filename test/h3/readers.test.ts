@@ -1,5 +1,6 @@
 // bodykit/h3 against h3 itself: the same drawn requests to h3 1.15's and 2.x's own readers and to bodykit/h3's, same answers within the limits; past them, bodykit's refusals as h3's errors.
 import assert from 'node:assert/strict'
+import net from 'node:net'
 import { describe, it, type TestContext } from 'node:test'
 import zlib from 'node:zlib'
 import { type } from 'arktype'
@@ -295,6 +296,28 @@ describe('bodykit/h3 past the limits: bodykit\'s refusals as h3\'s errors', () =
       })
       await abortAfter(port, 'POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n', '{"a":', Promise.resolve())
       await done
+      assert.equal((await sendRequest(port, { headers: JSON_TYPE, body: '{"next":1}' })).json.ok, true)
+    })
+  }
+
+  for (const major of ['v1', 'v2'] as const) {
+    it(`${major}: a handler that answers before the body is read, to a client that then leaves: the read settles, and the app goes on`, async (t) => {
+      let settled!: (outcome: Payload) => void
+      const read = new Promise<Payload>((resolve) => { settled = resolve })
+      const port = await serveRead(t, major, async (readers, event) => {
+        // Not awaited: the handler answers first, the read goes on.
+        void outcome(() => readers.readBody(event)).then(settled)
+        return 'answered'
+      })
+      const head = 'POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n'
+      // The client leaves once the answer has come, its body unfinished.
+      await new Promise<void>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () => { socket.write(head + '5\r\n{"a":\r\n') })
+        socket.once('data', () => { socket.destroy() })
+        socket.on('error', () => {})
+        socket.on('close', () => { resolve() })
+      })
+      assert.equal((await read).ok, false)
       assert.equal((await sendRequest(port, { headers: JSON_TYPE, body: '{"next":1}' })).json.ok, true)
     })
   }

@@ -27,7 +27,7 @@ const runs = (job: Job): string[] => job.steps.flatMap((step) => step.run === un
 
 /** Files the tarball may hold: what `require`, `import` and TypeScript reach, and the package's own pages. */
 const ALLOWED = [/^package\.json$/, /^README\.md$/, /^HISTORY\.md$/, /^LICENSE$/, /^(legacy|multer|hono|koa|nest|web|h3)\/package\.json$/,
-  /^dist\/(index|legacy|multer|options|types|hono|hono\/adapter|koa|koa\/types|nest|web|web\/types|h3|h3\/types)\.d\.ts$/, /^dist\/(hono|hono-web|web|h3|h3-web)\.(mjs|d\.mts)$/, /^dist\/([a-z-]+\/)?[a-z-]+\.js$/]
+  /^dist\/(index|legacy|multer|options|types|hono|hono\/adapter|koa|koa\/types|nest|web|web\/types|h3|h3\/types)\.d\.ts$/, /^dist\/(hono|hono-web|web|h3|h3-web)\.(mjs|d\.mts)$/, /^dist\/([a-z0-9-]+\/)?[a-z0-9-]+\.js$/]
 /**
  * The tarball's budget (packed bytes): 80.5 kB on 2026-11-25; 96.9 kB on 2026-11-26, of which bodykit/hono's two entries
  * (CommonJS and ES module, each with its declarations) are 4.3 kB; 107.3 kB on 2026-11-27, after the request source

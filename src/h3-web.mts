@@ -7,50 +7,19 @@ import type { BodyParserError } from './types.js'
 
 const readers = adapter.createH3Readers(webBuild, h3 as unknown as adapter.H3Module)
 
-/**
- * Reads and parses the body as the event's h3 does (destr's JSON in h3 1.x, JSON.parse in 2.x, a form as an
- * object, text), with bodykit's limits: 100 KiB unless `limit` says otherwise, gzip/deflate/br inflated and counted.
- * A refused body throws h3's own error (`statusCode`, `statusMessage`, and `data.type`, bodykit's error type).
- * @example
- * export default defineEventHandler(async (event) => ({ name: (await readBody(event, { limit: '1mb' })).name }))
- */
+/** readBody as the Node build's (docs/h3.md), read by bodykit/web: charsets and encodings are the runtime's decoders'. */
 export const readBody: H3Readers['readBody'] = readers.readBody
-/**
- * The body as text (or, with `false`, as bytes), within the limits; undefined (h3 1.x) or empty (2.x) without a body.
- * @example
- * const signature = verify(await readRawBody(event, false, { limit: '5mb' }))
- */
+/** readRawBody, bytes as Uint8Arrays. */
 export const readRawBody: H3Readers['readRawBody'] = readers.readRawBody
-/**
- * readBody, then `validate` (a function or a Standard Schema), as h3 validates it: a 400 h3 error when it fails.
- * @example
- * const user = await readValidatedBody(event, User)
- */
+/** readValidatedBody: readBody, then a function or a Standard Schema. */
 export const readValidatedBody: H3Readers['readValidatedBody'] = readers.readValidatedBody
-/**
- * A multipart or urlencoded form as a Web FormData, within multipart's limits (10 files of 10 MiB by default).
- * @example
- * const form = await readFormData(event, { files: { fileSizeLimit: '2mb' } })
- */
+/** readFormData: a multipart or urlencoded form as a FormData. */
 export const readFormData: H3Readers['readFormData'] = readers.readFormData
-/**
- * A multipart form's parts in order (`{ name, filename, type, data }`), within multipart's limits.
- * @example
- * const parts = await readMultipartFormData(event, { files: { fileLimit: 1 } })
- */
+/** readMultipartFormData: a multipart form's parts in order, files in memory. */
 export const readMultipartFormData: H3Readers['readMultipartFormData'] = readers.readMultipartFormData
-/**
- * The five readers bound to options, checked now.
- * @example
- * const { readBody } = createBodyReaders({ limit: '1mb', onProtoPoisoning: 'error' })
- */
+/** The five readers bound to options, checked now. */
 export const createBodyReaders: H3Readers['createBodyReaders'] = readers.createBodyReaders
-/**
- * Whether a value is an error a reader refused the body with, before it became h3's error (h3's error holds it as `cause`).
- * @example
- * if (isBodyParserError(err.cause)) console.warn('refused body:', err.cause.type)
- */
-// bodykit/web's own guard: the bundle holds one copy of the errors module.
+/** Whether a value is bodykit's refusal (h3's error holds it as `cause`): bodykit/web's own guard, so the bundle holds one errors module. */
 export const isBodyParserError: (value: unknown) => value is BodyParserError = webBuild.shared.errors.isBodyParserError
 
 export type { H3BodyOptions, H3BodyReaders, H3Event, H3FormOptions, H3Readers, H3ValidateOptions, MultiPartData, ValidateFunction } from './h3/types.js'

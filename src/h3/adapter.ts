@@ -38,6 +38,11 @@ export interface H3Build {
   readonly readBytes: (source: unknown, settings: unknown, res: unknown) => Promise<Uint8Array | undefined>
   /** A multipart form read with its limits, files in memory; undefined when there is nothing to read. */
   readonly readForm: (source: unknown, settings: unknown, res: unknown) => Promise<ListedForm | undefined>
+  /**
+   * The Node request under h3 2.x's Request when it can be read in its place (srvx's, on Node, untouched: nothing has
+   * read it or holds a stream of it); else null. Reading it skips the Web stream srvx would make of it.
+   */
+  readonly untouchedNodeRequest: (request: Request) => unknown
   readonly knowsCharset: (charset: string) => boolean
   readonly decode: (bytes: Uint8Array, charset: string) => string
   /** Bytes as h3 1.x hands them out (a Buffer on Node), without a copy. */
@@ -255,7 +260,11 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
       const req = source.req as Request
       let read = bytesRead.get(req)
       if (read === undefined) {
-        read = untilClientGone(source, build.readBytes(req, prepared.bytes, source.res)).catch((err: unknown) => { throw toH3Error(err) })
+        const direct = build.untouchedNodeRequest(req)
+        read = direct !== null
+          ? build.readBytes(direct, prepared.bytes, source.res).then((bytes) => bytes === undefined ? undefined : plainBytes(bytes))
+          : untilClientGone(source, build.readBytes(req, prepared.bytes, source.res))
+        read = read.catch((err: unknown) => { throw toH3Error(err) })
         bytesRead.set(req, read)
       }
       return read
@@ -433,7 +442,7 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
   }
 
   async function startFormRead (event: H3Event, source: Source, prepared: Prepared): Promise<ListedForm | undefined> {
-    let request: unknown = source.req
+    let request: unknown = source.major === 2 ? build.untouchedNodeRequest(source.req as Request) ?? source.req : source.req
     if (source.major === 1) {
       assertPayloadMethod(event)
       const v1 = event as H3v1EventLike

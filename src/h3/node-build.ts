@@ -42,10 +42,23 @@ export const nodeBuild: H3Build = {
     const read = await readWithSettings(settings as ReadSettings, source as Source, res as ServerResponse | undefined) as { fields: { list: FormField[] }, files: PartFile[] } | undefined
     return read === undefined ? undefined : { fields: read.fields.list, files: read.files } satisfies ListedForm
   },
+  untouchedNodeRequest,
   knowsCharset: modern.knowsCharset,
   decode: (bytes, charset) => modern.decode(asBuffer(bytes), charset),
   asNodeBytes: asBuffer,
   nodeText: (bytes, encoding) => asBuffer(bytes).toString(encoding as BufferEncoding)
+}
+
+/**
+ * srvx's Node request under h3 2.x's `event.req`, when nothing has touched its body: not used, not read, and no
+ * stream of it (srvx makes one on `body`, as h3's bodyLimit() and any middleware reading the Request do, which then
+ * listens for its data). Read in its place, by the pipeline's Node reader; srvx then finds it finished, as after a read.
+ */
+function untouchedNodeRequest (request: Request): IncomingMessage | null {
+  const node = (request as { runtime?: { node?: { req?: unknown } } }).runtime?.node?.req as IncomingMessage | undefined
+  if (node === undefined || node === null || typeof node.listenerCount !== 'function' || request.bodyUsed) return null
+  if (node.readableDidRead || node.readableFlowing === true || node.listenerCount('data') > 0 || node.listenerCount('readable') > 0) return null
+  return node
 }
 
 /** The same bytes as a Buffer (a view, no copy). */

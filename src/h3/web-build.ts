@@ -24,6 +24,8 @@ export const webBuild: H3Build = {
     const read = await readRequest(settings as WebSettings, source as WebRequest) as { fields: { list: FormField[] }, files: PartFile[] } | undefined
     return read === undefined ? undefined : { fields: read.fields.list, files: read.files }
   },
+  // No Node request to read in place of the Request.
+  untouchedNodeRequest: () => null,
   knowsCharset: knowsWebCharset,
   decode: decodeWebBody,
   // No Buffer here: h3 1.x's bytes are Uint8Arrays, and its encodings are UTF-8's.

@@ -423,3 +423,59 @@ describe('bodykit/h3 keeps h3\'s cache and validation', () => {
     assert.equal((await sendRequest(port, { method: 'POST', headers: { ...JSON_TYPE, 'x-body': '{"a":"long enough"}' } })).json.type, 'entity.too.large')
   })
 })
+
+describe('bodykit/h3 on h3 2.x on Node: srvx\'s Node request, read in place of its Web stream, gives the stream\'s answers', () => {
+  const LIMIT_HERE = 64
+  /** A route per path: `/direct` reads the untouched request; `/streamed` first makes srvx's stream of it (as bodyLimit() does). */
+  function pathRoutes (read: (event: h3v2.H3Event) => Promise<unknown>): h3v2.H3 {
+    return new h3v2.H3()
+      .post('/direct', (event) => outcome(() => read(event)))
+      .post('/streamed', (event) => {
+        void event.req.body
+        return outcome(() => read(event))
+      })
+      .post('/which', (event) => {
+        const before = nodeBuild.untouchedNodeRequest(event.req) !== null
+        void event.req.body
+        return { before, after: nodeBuild.untouchedNodeRequest(event.req) !== null }
+      })
+  }
+
+  it('is read in place only while untouched', async (t) => {
+    const { port } = await listen(t, h3v2.toNodeHandler(pathRoutes((event) => v2Readers.readBody(event))))
+    assert.deepEqual((await sendRequest(port, { path: '/which', headers: JSON_TYPE, body: '{}' })).json, { before: true, after: false })
+  })
+
+  it('the same answer on drawn bodies around the limit, compressed (whole or cut) or not, whole or chunked', async (t) => {
+    const options = { limit: LIMIT_HERE }
+    const reads: Record<string, (event: h3v2.H3Event) => Promise<unknown>> = {
+      body: (event) => v2Readers.readBody(event, options),
+      bytes: (event) => v2Readers.readRawBody(event, false, options),
+      parts: (event) => v2Readers.readMultipartFormData(event, { limit: LIMIT_HERE * 4 })
+    }
+    const ports: Record<string, number> = {}
+    for (const [name, read] of Object.entries(reads)) ports[name] = (await listen(t, h3v2.toNodeHandler(pathRoutes(read)))).port
+    const drawn = fc.record({
+      reader: fc.constantFrom('body', 'bytes', 'parts'),
+      size: fc.integer({ min: 0, max: LIMIT_HERE * 2 }),
+      coding: fc.constantFrom('identity', 'gzip', 'gzip-cut', 'deflate'),
+      chunked: fc.boolean(),
+      contentType: fc.constantFrom('application/json', 'text/plain; charset=latin1', 'application/json; charset=klingon', 'multipart/form-data; boundary=b')
+    })
+    await fc.assert(fc.asyncProperty(drawn, async ({ reader, size, coding, chunked, contentType }) => {
+      const text = contentType.startsWith('multipart')
+        ? `--b\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\n\r\n${'x'.repeat(size)}\r\n--b--\r\n`
+        : JSON.stringify('x'.repeat(Math.max(0, size - 2)))
+      let body = Buffer.from(text)
+      if (coding === 'gzip' || coding === 'gzip-cut') body = zlib.gzipSync(body)
+      if (coding === 'gzip-cut') body = body.subarray(0, Math.ceil(body.length / 2))
+      if (coding === 'deflate') body = zlib.deflateSync(body)
+      const headers: Record<string, string> = { 'content-type': contentType }
+      if (coding !== 'identity') headers['content-encoding'] = coding === 'gzip-cut' ? 'gzip' : coding
+      const request = { headers, body: chunked ? [body.subarray(0, 3), body.subarray(3)] : body }
+      const direct = await sendRequest(ports[reader], { ...request, path: '/direct' })
+      const streamed = await sendRequest(ports[reader], { ...request, path: '/streamed' })
+      assert.deepEqual(direct.json, streamed.json, JSON.stringify({ reader, size, coding, chunked, contentType }))
+    }), { numRuns: RUNS })
+  })
+})

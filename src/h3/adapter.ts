@@ -188,6 +188,10 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
     })
   }
 
+  function formReadError (): Error {
+    return h3.createError({ statusCode: 500, statusMessage: 'Internal Server Error', message: 'The body was read as a form by bodykit/h3: read it again with its form readers' })
+  }
+
   function badRequest (message: string, type: string): Error {
     return h3.createError({ statusCode: 400, statusMessage: 'Bad Request', message, data: { type } })
   }
@@ -453,6 +457,10 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
         request = new Request('http://localhost/', { method: 'POST', headers: { 'content-type': source.header('content-type') as string }, body: bytes as NonNullable<RequestInit['body']> })
       } else if (!Number.parseInt(source.header('content-length') ?? '') && !/\bchunked\b/i.test(source.header('transfer-encoding') ?? '')) {
         return undefined
+      } else {
+        // The form is read as a stream and not kept: h3's own readers, which would wait for good on the finished
+        // request, find this in its cache instead, an error when they take it (a thenable: no rejection until then).
+        req[RAW_BODY] = { then: (_resolve: unknown, reject: (err: unknown) => void) => { reject(formReadError()) } }
       }
     }
     try {

@@ -347,6 +347,19 @@ describe('bodykit/h3 keeps h3\'s cache and validation', () => {
     assert.deepEqual((await sendRequest(port, { headers: JSON_TYPE, body: '{"a":1}' })).json, { same: true, raw: '{"a":1}', h3: { a: 1 } })
   })
 
+  it('v1: after bodykit\'s form readers, h3\'s own readers get an error where they would wait for good; bodykit\'s give the form again', async (t) => {
+    const app = h3v1.createApp()
+    app.use(h3v1.defineEventHandler(async (event) => {
+      const parts = await bodykitH3.readMultipartFormData(event)
+      const again = await bodykitH3.readMultipartFormData(event)
+      const own = await outcome(() => h3v1.readRawBody(event))
+      return { parts: parts?.length, again: again?.length, own: [own.ok, own.status] }
+    }))
+    const { port } = await listen(t, h3v1.toNodeListener(app))
+    const form = await encodeParts([{ name: 'a', value: '1' }, { name: 'f', filename: 'a.txt', type: 'text/plain', bytes: new Uint8Array(3) }])
+    assert.deepEqual((await sendRequest(port, form)).json, { parts: 2, again: 2, own: [false, 500] })
+  })
+
   it('v2: readBody twice reads the Request once (h3 2.x itself cannot read a body twice)', async (t) => {
     const app = new h3v2.H3().post('/', async (event) => ({ first: await v2Readers.readBody(event), second: await v2Readers.readBody(event), raw: await v2Readers.readRawBody(event) }))
     const { port } = await listen(t, h3v2.toNodeHandler(app))

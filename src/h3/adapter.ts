@@ -276,13 +276,9 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
     assertPayloadMethod(event)
     const v1 = event as H3v1EventLike
     const req = source.req as NodeRequestLike
-    // A body something else holds (Nitro's `_requestBody`, a Web request, h3's cache, a body already parsed), as h3 1.x takes it.
-    const present = v1._requestBody || v1.web?.request?.body || req[RAW_BODY] || req.rawBody || req.body
+    const present = presentBodyOf(v1)
     if (present) return Promise.resolve(present).then((value) => bytesOfPresent(v1, source, value, prepared))
-    // h3 1.x: nothing to read without a length or chunked transfer.
-    if (!Number.parseInt(source.header('content-length') ?? '') && !/\bchunked\b/i.test(source.header('transfer-encoding') ?? '')) {
-      return Promise.resolve(undefined)
-    }
+    if (!declaresBody(source)) return Promise.resolve(undefined)
     const read = build.readBytes(req, prepared.bytes, source.res).then(
       (bytes) => bytes === undefined ? undefined : build.asNodeBytes(bytes),
       (err: unknown) => { throw toH3Error(err) })
@@ -451,11 +447,11 @@ export function createH3Readers (build: H3Build, h3: H3Module): H3Readers {
       assertPayloadMethod(event)
       const v1 = event as H3v1EventLike
       const req = source.req as NodeRequestLike
-      const present = v1._requestBody || v1.web?.request?.body || req[RAW_BODY] || req.rawBody || req.body
+      const present = presentBodyOf(v1)
       if (present) {
         const bytes = await Promise.resolve(present).then((value) => bytesOfPresent(v1, source, value, prepared))
         request = new Request('http://localhost/', { method: 'POST', headers: { 'content-type': source.header('content-type') as string }, body: bytes as NonNullable<RequestInit['body']> })
-      } else if (!Number.parseInt(source.header('content-length') ?? '') && !/\bchunked\b/i.test(source.header('transfer-encoding') ?? '')) {
+      } else if (!declaresBody(source)) {
         return undefined
       } else {
         // The form is read as a stream and not kept: h3's own readers, which would wait for good on the finished
@@ -569,6 +565,17 @@ function asValidateFunction (validate: unknown): ValidateFunction<unknown> {
     if (result.issues) throw Object.assign(new Error('Validation Error'), { issues: result.issues })
     return (result as { value: unknown }).value as never
   }
+}
+
+/** A body something else holds, as h3 1.x takes it before reading: Nitro's `_requestBody`, a Web request's, h3's cache, a body already parsed. */
+function presentBodyOf (event: H3v1EventLike): unknown {
+  const req = event.node.req
+  return event._requestBody || event.web?.request?.body || req[RAW_BODY] || req.rawBody || req.body
+}
+
+/** h3 1.x's rule: nothing to read without a length or a chunked transfer. */
+function declaresBody (source: Source): boolean {
+  return Boolean(Number.parseInt(source.header('content-length') ?? '')) || /\bchunked\b/i.test(source.header('transfer-encoding') ?? '')
 }
 
 /** A Standard Schema (an object, or a callable such as arktype's types), which h3 2.x checks for before calling a function. */
